@@ -1,0 +1,240 @@
+"""Safe, fast YAML loading with line numbers on demand.
+
+Parsing goes through PyYAML's C loader (ten times faster than ruamel's round-trip loader on platform-sized
+files). Line numbers for a key path come from ruamel.yaml, parsed lazily and once per file, only when a
+finding or an error needs one. Loading refuses what would hurt a CI runner: Python object tags (never
+constructed), duplicate keys (the API server rejects them, editors hide them), alias bombs and deep nesting.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kueueplan.errors import KueueplanError
+
+try:  # the C extension is an optional part of PyYAML wheels
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # pragma: no cover - pure-Python fallback
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_NODES = 2_000_000  # nodes after alias expansion; billion-laughs files reach 10^9
+MAX_DEPTH = 200
+
+Path_ = tuple[str | int, ...]
+
+
+class YamlError(KueueplanError):
+    """A file that is not usable YAML for kueueplan."""
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe loader that refuses duplicate keys and keeps every scalar a plain Python value."""
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise YamlError("a mapping key must be a scalar", line=key_node.start_mark.line + 1,
+                            column=key_node.start_mark.column + 1) from None
+        if key in result:
+            raise YamlError(f"duplicate key {key!r}", line=key_node.start_mark.line + 1,
+                            column=key_node.start_mark.column + 1,
+                            hint="remove one of the two entries; the API server rejects duplicate keys")
+        result[key] = loader.construct_object(value_node, deep=deep)
+    return result
+
+
+def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
+    # Kubernetes objects never hold YAML timestamps; keep the text as the API server would.
+    return str(loader.construct_scalar(node))
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
+
+
+@dataclass
+class Document:
+    """One YAML document: its plain data and where it came from."""
+
+    data: Any
+    file: str
+    index: int
+    line: int
+    _lines: dict[Path_, tuple[int, int]] | None = field(default=None, repr=False, compare=False)
+    _text: str | None = field(default=None, repr=False, compare=False)
+
+    def line_of(self, path: Path_ = ()) -> int | None:
+        """1-based line of the key (or list item) at `path`; the nearest existing ancestor if it is missing."""
+        found = self._position(path)
+        return found[0] if found else None
+
+    def column_of(self, path: Path_ = ()) -> int | None:
+        found = self._position(path)
+        return found[1] if found else None
+
+    def _position(self, path: Path_) -> tuple[int, int] | None:
+        if self._lines is None:
+            self._lines = _line_map(self._text, self.file, self.index) if self._text is not None else {}
+        for cut in range(len(path), -1, -1):
+            hit = self._lines.get(tuple(path[:cut]))
+            if hit:
+                return hit
+        return (self.line, 1)
+
+
+def read_text(path: str | Path) -> str:
+    """Read a file as UTF-8 text, refusing binaries and oversized files with a clear error."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise YamlError(f"file is {size} bytes; kueueplan reads YAML files up to {MAX_FILE_BYTES} bytes",
+                            file=str(path))
+        raw = p.read_bytes()
+    except OSError as err:
+        raise YamlError(f"cannot read file: {err.strerror or err}", file=str(path)) from None
+    if b"\x00" in raw:
+        raise YamlError("binary file, not YAML", file=str(path), hint="remove it or exclude it from the inputs")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise YamlError("not UTF-8 text", file=str(path), line=line,
+                        hint="save the file as UTF-8; Kubernetes manifests are UTF-8") from None
+
+
+def load_file(path: str | Path) -> list[Document]:
+    return load_text(read_text(path), file=str(path))
+
+
+def load_text(text: str, file: str = "<stdin>") -> list[Document]:
+    """Parse every document of a multi-document YAML text. Empty documents are dropped."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as err:
+        raise _marked_error(err, file) from None
+    except yaml.YAMLError as err:
+        raise YamlError(f"invalid YAML: {err}", file=file) from None
+    except RecursionError:
+        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file) from None
+    documents = []
+    for index, node in enumerate(nodes):
+        if node is None:
+            continue
+        _check_size(node, file)
+        data = _construct(node, file)
+        if data is None:
+            continue
+        documents.append(Document(data=data, file=file, index=index, line=node.start_mark.line + 1, _text=text))
+    return documents
+
+
+def _construct(node: yaml.Node, file: str) -> Any:
+    loader = _Loader("")
+    try:
+        return loader.construct_document(node)
+    except YamlError as err:
+        err.file = file
+        raise
+    except yaml.constructor.ConstructorError as err:
+        mark = err.problem_mark
+        raise YamlError(
+            f"unsupported YAML tag: {err.problem}",
+            file=file,
+            line=mark.line + 1 if mark else None,
+            hint="kueueplan reads plain YAML only; remove the !tag",
+        ) from None
+    except RecursionError:
+        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
+                        line=node.start_mark.line + 1) from None
+    finally:
+        loader.dispose()
+
+
+def _check_size(root: yaml.Node, file: str) -> None:
+    """Refuse alias bombs and deep nesting before constructing anything.
+
+    Counts nodes as if every alias were expanded, memoising shared nodes so the count itself is cheap.
+    """
+    expanded: dict[int, int] = {}
+
+    def count(node: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file, line=node.start_mark.line + 1,
+                            hint="flatten the document")
+        key = id(node)
+        if key in expanded:
+            return expanded[key]
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += count(k, depth + 1) + count(v, depth + 1)
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                total += count(item, depth + 1)
+        if total > MAX_NODES:
+            raise YamlError(f"document expands to more than {MAX_NODES} nodes (an alias bomb?)", file=file,
+                            line=node.start_mark.line + 1, hint="remove the repeated aliases")
+        expanded[key] = total
+        return total
+
+    count(root, 0)
+
+
+def _marked_error(err: yaml.MarkedYAMLError, file: str) -> YamlError:
+    mark = err.problem_mark or err.context_mark
+    problem = err.problem or err.context or "invalid YAML"
+    hint = None
+    if "\\t" in problem or "tab" in problem.lower():
+        hint = "YAML indentation uses spaces; replace the tab characters"
+    return YamlError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None,
+                     column=mark.column + 1 if mark else None, hint=hint)
+
+
+@lru_cache(maxsize=64)
+def _all_line_maps(text: str) -> tuple[dict[Path_, tuple[int, int]], ...]:
+    """Line and column of every key path, per document, from ruamel's composed nodes (positions only)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    maps: list[dict[Path_, tuple[int, int]]] = []
+    for node in YAML(typ="safe", pure=True).compose_all(text):
+        positions: dict[Path_, tuple[int, int]] = {}
+        stack: list[tuple[Any, Path_]] = [(node, ())]
+        while stack:
+            current, path = stack.pop()
+            if len(path) > MAX_DEPTH:
+                continue
+            if isinstance(current, MappingNode):
+                for key_node, value_node in current.value:
+                    child = path + (key_node.value,)
+                    positions.setdefault(child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1))
+                    stack.append((value_node, child))
+            elif isinstance(current, SequenceNode):
+                for i, item in enumerate(current.value):
+                    child = path + (i,)
+                    positions.setdefault(child, (item.start_mark.line + 1, item.start_mark.column + 1))
+                    stack.append((item, child))
+        maps.append(positions)
+    return tuple(maps)
+
+
+def _line_map(text: str, file: str, index: int) -> dict[Path_, tuple[int, int]]:
+    try:
+        maps = _all_line_maps(text)
+    except Exception:  # noqa: BLE001 - positions are a courtesy; PyYAML already accepted the text
+        return {}
+    return maps[index] if index < len(maps) else {}
