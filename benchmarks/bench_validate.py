@@ -1,0 +1,133 @@
+"""Benchmark `kueueplan validate` on a generated 1,000-tenant platform (issue 5).
+
+Per tenant: a Namespace, a ClusterQueue with two resource groups and three flavors, and a LocalQueue
+(≈3,000 objects), plus the shared ResourceFlavors. Validated with the Kueue CRD schemas and CEL rules.
+Prints a table: wall time, peak memory, objects/s. Not a test; run `python benchmarks/bench_validate.py`.
+
+Usage: bench_validate.py [--tenants N] [--crds PATH ...] [--runs R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CRDS = REPO.parent / "shared" / "upstream" / "kueue" / "crds"
+FLAVORS = ("on-demand", "spot", "gpu-a100")
+
+
+def tenant_yaml(i: int) -> str:
+    team = f"team-{i:04d}"
+    return f"""---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: {team}
+  labels:
+    kueueplan.io/team: {team}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: {team}-cq
+  labels:
+    kueueplan.io/team: {team}
+spec:
+  cohortName: org-{i % 10}
+  namespaceSelector:
+    matchLabels:
+      kueueplan.io/team: {team}
+  queueingStrategy: BestEffortFIFO
+  preemption:
+    reclaimWithinCohort: Any
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: on-demand
+      resources:
+      - name: cpu
+        nominalQuota: "{8 + i % 8}"
+        borrowingLimit: "4"
+      - name: memory
+        nominalQuota: {32 + i % 16}Gi
+    - name: spot
+      resources:
+      - name: cpu
+        nominalQuota: "16"
+      - name: memory
+        nominalQuota: 64Gi
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: gpu-a100
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: "{i % 4}"
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: {team}-queue
+  namespace: {team}
+spec:
+  clusterQueue: {team}-cq
+"""
+
+
+def platform_yaml(tenants: int) -> str:
+    flavors = "".join(f"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: {f}\n"
+                      for f in FLAVORS)
+    return flavors + "".join(tenant_yaml(i) for i in range(tenants))
+
+
+def run_in_process(path: Path, crds: list[str]) -> tuple[float, int, int]:
+    """Wall time of validate() in a warm process (CRD schemas and CEL programs already compiled)."""
+    from kueueplan.validate import validate
+
+    start = time.perf_counter()
+    result = validate([str(path)], crds=crds, policies=[])
+    return time.perf_counter() - start, result.objects, len(result.findings)
+
+
+def run_cli(path: Path, crds: list[str]) -> tuple[float, float]:
+    """A whole `kueueplan validate` process: wall time and peak RSS (MiB), as CI pays it."""
+    cmd = [sys.executable, "-c", "from kueueplan.cli import main; main()", "validate", str(path), "-o", "json",
+           "--no-policies"]
+    for c in crds:
+        cmd += ["--crds", c]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, _, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tenants", type=int, default=1000)
+    parser.add_argument("--crds", nargs="*", default=[str(DEFAULT_CRDS)])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("KUEUEPLAN_CACHE_DIR", str(Path(tmp) / "cache"))
+        path = Path(tmp) / "platform.yaml"
+        path.write_text(platform_yaml(args.tenants))
+        run_cli(path, args.crds)  # fills the parsed-CRD cache, as any earlier CI run would have
+        cli_wall, rss = min(run_cli(path, args.crds) for _ in range(args.runs))
+        run_in_process(path, args.crds)  # warm: schemas and CEL compiled
+        wall, objects, findings = min(run_in_process(path, args.crds) for _ in range(args.runs))
+    print(f"| input | objects | `kueueplan validate` process (best of {args.runs}) | peak RSS | "
+          f"validate() warm | objects/s (process) | findings |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| {args.tenants} tenants | {objects} | {cli_wall:.2f} s | {rss:.0f} MiB | {wall:.2f} s | "
+          f"{objects / cli_wall:,.0f} | {findings} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""`kueueplan check [SPEC_DIR]`: drift, validation and expectations in one CI summary (exit 0/1/2)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kueueplan.cli import main
+from kueueplan.report.check import as_json, markdown, text
+from kueueplan.workflow.check import run_check
+
+
+@main.command()
+@click.argument("spec_dir", default=Path("environments"), type=click.Path(path_type=Path))
+@click.option("--gen", "gen_dir", type=click.Path(path_type=Path), default=None,
+              help="The committed build output [default: gen/ beside SPEC_DIR].")
+@click.option("--no-drift", is_flag=True, help="Do not compare with the committed build output.")
+@click.option("--no-simulate", is_flag=True, help="Skip simulating the declared load.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+              help="Lowest finding severity that fails the check.")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
+              show_default=True)
+def check(spec_dir: Path, gen_dir: Path | None, no_drift: bool, no_simulate: bool, fail_on: str, fmt: str) -> None:
+    """Build to a temporary folder and compare with the committed gen/, validate, and simulate every
+    environment's declared load against its expectations. Exit 0 ok, 1 problems found, 2 unusable input."""
+    gen = None if no_drift else (gen_dir or spec_dir.parent / "gen")
+    report = run_check(spec_dir, gen, fail_on, simulate=not no_simulate)
+    click.echo({"text": text, "markdown": markdown, "json": as_json}[fmt](report), nl=False)
+    sys.exit(report.exit_code)

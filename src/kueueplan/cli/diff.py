@@ -1,0 +1,47 @@
+"""`kueueplan diff BASE HEAD` / `kueueplan diff --base REF PATH`: what a change does, ready for a PR comment."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from kueueplan.cli import main
+from kueueplan.errors import KueueplanError
+from kueueplan.report.diff import as_json, markdown, text
+from kueueplan.workflow.diff import diff_sides
+from kueueplan.workflow.gitbase import export_at
+from kueueplan.workflow.simulation import simulate_side
+from kueueplan.workflow.sources import load_side
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--base", "base_ref", metavar="GIT_REF", default=None,
+              help="Compare PATH with the same path at this commit (then give one PATH).")
+@click.option("--env", default=None, help="Only this environment.")
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
+              show_default=True)
+@click.option("--no-simulate", is_flag=True, help="Skip the simulation delta.")
+def diff(paths: tuple[Path, ...], base_ref: str | None, env: str | None, fmt: str, no_simulate: bool) -> None:
+    """Quota, object and simulated-outcome changes between BASE and HEAD.
+
+    Each side is a spec folder or rendered manifests. Exit 1 when the change makes a declared workload
+    inadmissible or breaks an expectation.
+    """
+    if base_ref is None and len(paths) != 2:
+        raise KueueplanError("diff needs BASE and HEAD paths, or --base GIT_REF and one PATH")
+    if base_ref is not None and len(paths) != 1:
+        raise KueueplanError("with --base, give exactly one PATH (compared with itself at GIT_REF)")
+    with tempfile.TemporaryDirectory(prefix="kueueplan-base-") as tmp:
+        base_path = export_at(base_ref, paths[0], Path(tmp)) if base_ref else paths[0]
+        head_path = paths[-1]
+        report = diff_sides(load_side(base_path, env), load_side(head_path, env),
+                            None if no_simulate else simulate_side)
+        if base_ref:
+            report.base = f"{paths[0]}@{base_ref}"
+        render = {"text": text, "markdown": markdown, "json": as_json}[fmt]
+        click.echo(render(report), nl=False)
+    sys.exit(report.exit_code)

@@ -1,0 +1,91 @@
+"""`kueueplan simulate SCENARIO_OR_SPEC_DIR`: replay Kueue's admission offline.
+
+Exit 0 when the run completed, 1 when an expectation failed, 2 for unusable input (via KueueplanError).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from kueueplan.cli import main
+from kueueplan.errors import KueueplanError
+
+
+def _load(path: Path, env: str | None, until: str | None) -> Any:
+    from kueueplan.simulate.scenario import load_scenario, parse_duration, scenario_from_dict
+
+    if path.is_dir():
+        try:
+            from kueueplan.compile import scenario_for  # type: ignore[attr-defined]
+        except ImportError:
+            raise KueueplanError("simulating a spec folder needs kueueplan.compile.scenario_for, which is not available",
+                                 file=str(path), hint="pass a Scenario file instead") from None
+        if env is None:
+            raise KueueplanError("a spec folder needs --env", file=str(path), hint="e.g. --env prod")
+        scenario = scenario_from_dict(scenario_for(path, env), file=f"{path}/ (env {env})", base=path)
+    elif path.is_file():
+        scenario = load_scenario(path)
+    else:
+        raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file or a spec folder with --env")
+    if until is not None:
+        scenario.until = parse_duration(until, "--until")
+    return scenario
+
+
+def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    prog = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} workloads"),
+                    console=Console(stderr=True), transient=True)
+    task = prog.add_task("sim", total=None)
+    prog.start()
+
+    def update(done: int, total: int) -> None:
+        prog.update(task, completed=done, total=total)
+
+    return update, prog.stop
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="Report format; json is the stable contract.")
+@click.option("--env", default=None, help="Environment, when PATH is a spec folder.")
+@click.option("--until", default=None, help="Stop at this time (e.g. 2h), overriding the scenario's until.")
+@click.option("--plot", "plot", type=click.Path(path_type=Path), default=None,
+              help="Also write a PNG timeline (needs matplotlib).")
+def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Path | None) -> None:
+    """Simulate Kueue admission, borrowing and preemption for a Scenario file or a spec folder."""
+    from kueueplan.report import simulation as report
+    from kueueplan.simulate.engine import simulate as run
+    from kueueplan.simulate.result import check_expectations, result_json
+
+    scenario = _load(path, env, until)
+    update, stop = _progress_bar()
+    try:
+        sim = run(scenario, update)
+    finally:
+        stop()
+    result = result_json(sim)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    elif fmt == "markdown":
+        click.echo(report.markdown(sim, result))
+    else:
+        report.text(sim, result)
+    if plot is not None:
+        report.plot(sim, result, plot)
+    failures = check_expectations(sim)
+    if failures:
+        for f in failures:
+            click.echo(f"expectation failed: {f}", err=True)
+        sys.exit(1)

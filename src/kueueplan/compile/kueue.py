@@ -1,0 +1,435 @@
+"""Spec -> Kueue objects: ResourceFlavors, WorkloadPriorityClasses, AdmissionChecks (+ ProvisioningRequestConfigs),
+Cohorts, ClusterQueues, LocalQueues and the Namespaces their selectors pick.
+
+Pure functions of an `EnvContext`; cross-references are checked here, each error pointing at the spec field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kueueplan.compile.context import KUEUE_GROUP, TEAM_LABEL, EnvContext, metadata
+from kueueplan.kube.quantity import canonical, parse_quantity
+from kueueplan.spec.load import Entry
+from kueueplan.spec.models import FlavorQuota, TeamSpec
+
+Manifest = dict[str, Any]
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+
+
+def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    return model.model_dump(exclude_none=True, mode="python")
+
+
+# --------------------------------------------------------------------------- cluster-scoped building blocks
+
+
+def resource_flavors(ctx: EnvContext) -> list[Manifest]:
+    out = []
+    for entry in ctx.docs["ResourceFlavor"]:
+        spec = entry.model.spec
+        if spec.topologyName and not spec.nodeLabels:
+            raise entry.error("a flavor with topologyName needs at least one nodeLabel", ("topologyName",))
+        if len(spec.nodeLabels) > 8:
+            raise entry.error("at most 8 nodeLabels", ("nodeLabels",))
+        body = _drop_none({
+            "nodeLabels": dict(spec.nodeLabels) or None,
+            "nodeTaints": [_dump(t) for t in spec.nodeTaints] or None,
+            "tolerations": [_dump(t) for t in spec.tolerations] or None,
+            "topologyName": spec.topologyName,
+        })
+        manifest: Manifest = {"apiVersion": ctx.kueue_api_version, "kind": "ResourceFlavor",
+                              "metadata": metadata(entry.name, "ResourceFlavor", entry)}
+        if body:
+            manifest["spec"] = body
+        out.append(manifest)
+    return out
+
+
+def priority_classes(ctx: EnvContext) -> list[Manifest]:
+    out = []
+    for entry in ctx.docs["Priority"]:
+        spec = entry.model.spec
+        manifest: Manifest = {"apiVersion": ctx.kueue_api_version, "kind": "WorkloadPriorityClass",
+                              "metadata": metadata(entry.name, "WorkloadPriorityClass", entry), "value": spec.value}
+        if spec.description is not None:
+            manifest["description"] = spec.description
+        out.append(manifest)
+    return out
+
+
+def admission_checks(ctx: EnvContext) -> list[Manifest]:
+    checks: list[Manifest] = []
+    configs: list[Manifest] = []
+    config_owner: dict[str, Entry] = {}
+    for entry in ctx.docs["AdmissionCheck"]:
+        spec = entry.model.spec
+        check: Manifest = {"apiVersion": ctx.kueue_api_version, "kind": "AdmissionCheck",
+                           "metadata": metadata(entry.name, "AdmissionCheck", entry)}
+        if spec.provisioningRequest is not None:
+            prov = spec.provisioningRequest
+            config_name = prov.configName or f"{entry.name}-config"
+            if config_name in config_owner:
+                raise entry.error(f"ProvisioningRequestConfig {config_name!r} is also generated for "
+                                  f"{config_owner[config_name].name!r}", ("provisioningRequest", "configName"))
+            config_owner[config_name] = entry
+            check["spec"] = {"controllerName": PROVISIONING_CONTROLLER, "parameters": {
+                "apiGroup": KUEUE_GROUP, "kind": "ProvisioningRequestConfig", "name": config_name}}
+            configs.append(_provisioning_config(ctx, entry, config_name))
+        else:
+            check["spec"] = _drop_none({"controllerName": spec.controllerName,
+                                        "parameters": _dump(spec.parameters) if spec.parameters else None})
+        checks.append(check)
+    return checks + configs
+
+
+def _provisioning_config(ctx: EnvContext, entry: Entry, name: str) -> Manifest:
+    prov = entry.model.spec.provisioningRequest
+    for key, value in prov.parameters.items():
+        if len(value) > 255:
+            raise entry.error(f"parameter {key!r} is longer than 255 characters", ("provisioningRequest", "parameters"))
+    if len(set(prov.managedResources)) != len(prov.managedResources):
+        raise entry.error("managedResources lists a resource twice", ("provisioningRequest", "managedResources"))
+    spec = _drop_none({
+        "provisioningClassName": prov.provisioningClassName,
+        "parameters": dict(prov.parameters) or None,
+        "managedResources": list(prov.managedResources) or None,
+        "retryStrategy": _dump(prov.retryStrategy) if prov.retryStrategy else None,
+        "podSetMergePolicy": prov.podSetMergePolicy,
+    })
+    return {"apiVersion": ctx.kueue_api_version, "kind": "ProvisioningRequestConfig",
+            "metadata": metadata(name, "ProvisioningRequestConfig", entry), "spec": spec}
+
+
+# --------------------------------------------------------------------------- quotas
+
+
+def resource_groups(ctx: EnvContext, entry: Entry, quotas: list[FlavorQuota], has_parent: bool,
+                    is_queue: bool, path: tuple[str | int, ...] = ("quotas",)) -> list[dict[str, Any]]:
+    """Kueue resourceGroups from per-flavor quotas: flavors covering the same resources share a group.
+
+    Flavor order is kept (Kueue tries flavors in order); groups appear in the order of their first flavor.
+    """
+    flavors = ctx.by_name("ResourceFlavor")
+    groups: list[dict[str, Any]] = []
+    group_of: dict[str, dict[str, Any]] = {}
+    seen_flavors: set[str] = set()
+    for i, quota in enumerate(quotas):
+        if quota.flavor not in flavors:
+            raise entry.error(f"unknown ResourceFlavor {quota.flavor!r} in environment {ctx.name!r}",
+                              path + (i, "flavor"), _known(flavors))
+        if quota.flavor in seen_flavors:
+            raise entry.error(f"flavor {quota.flavor!r} is listed twice", path + (i, "flavor"))
+        seen_flavors.add(quota.flavor)
+        if not quota.resources:
+            raise entry.error("a flavor needs at least one resource", path + (i, "resources"))
+        names = list(quota.resources)
+        group = _group_for(names, groups, group_of, entry, path + (i, "resources"))
+        resources = [_resource(entry, name, quota.resources[name], has_parent, is_queue, path + (i, "resources", name))
+                     for name in group["coveredResources"]]
+        group["flavors"].append({"name": quota.flavor, "resources": resources})
+    return groups
+
+
+def _group_for(names: list[str], groups: list[dict[str, Any]], group_of: dict[str, dict[str, Any]],
+               entry: Entry, path: tuple[str | int, ...]) -> dict[str, Any]:
+    existing = group_of.get(names[0])
+    if existing is not None:
+        if set(existing["coveredResources"]) != set(names):
+            raise entry.error(
+                f"resources {names} overlap the group {existing['coveredResources']} without matching it; in Kueue "
+                "a resource belongs to one resource group, and every flavor of a group covers the same resources",
+                path, "give every flavor that shares a resource exactly the same resources")
+        return existing
+    for name in names:
+        if name in group_of:
+            raise entry.error(f"resource {name!r} is already covered by the group {group_of[name]['coveredResources']}",
+                              path, "give every flavor that shares a resource exactly the same resources")
+    group = {"coveredResources": list(names), "flavors": []}
+    groups.append(group)
+    for name in names:
+        group_of[name] = group
+    return group
+
+
+def _resource(entry: Entry, name: str, quota: Any, has_parent: bool, is_queue: bool,
+              path: tuple[str | int, ...]) -> dict[str, Any]:
+    owner = "cohort" if is_queue else "parent"
+    out: dict[str, Any] = {"name": name, "nominalQuota": canonical(quota.nominalQuota)}
+    for field_name in ("borrowingLimit", "lendingLimit"):
+        value = getattr(quota, field_name)
+        if value is None:
+            continue
+        if not has_parent:
+            raise entry.error(f"{field_name} needs a {owner}: without one there is nothing to borrow from or lend to",
+                              path + (field_name,), f"set '{owner}' or remove {field_name}")
+        out[field_name] = canonical(value)
+    if is_queue and quota.lendingLimit is not None and \
+            parse_quantity(quota.lendingLimit) > parse_quantity(quota.nominalQuota):
+        raise entry.error("lendingLimit must be less than or equal to nominalQuota", path + ("lendingLimit",))
+    return out
+
+
+def _known(names: dict[str, Any] | list[str]) -> str:
+    return "known: " + (", ".join(names) if names else "none")
+
+
+# --------------------------------------------------------------------------- cohorts
+
+
+def cohorts(ctx: EnvContext) -> list[Manifest]:
+    out = []
+    declared = ctx.by_name("Cohort")
+    for entry in ctx.docs["Cohort"]:
+        spec = entry.model.spec
+        _check_cohort_cycle(entry, declared)
+        body = _drop_none({
+            "parentName": spec.parent,
+            "resourceGroups": resource_groups(ctx, entry, spec.quotas, spec.parent is not None, False) or None,
+            "fairSharing": {"weight": canonical(spec.fairSharing.weight)} if spec.fairSharing else None,
+        })
+        manifest: Manifest = {"apiVersion": ctx.kueue_api_version, "kind": "Cohort",
+                              "metadata": metadata(entry.name, "Cohort", entry)}
+        if body:
+            manifest["spec"] = body
+        out.append(manifest)
+    return out
+
+
+def _check_cohort_cycle(entry: Entry, declared: dict[str, Entry]) -> None:
+    seen = [entry.name]
+    parent = entry.model.spec.parent
+    while parent is not None:
+        if parent in seen:
+            raise entry.error(f"cohort cycle: {' -> '.join(seen + [parent])}", ("parent",),
+                              "Kueue deactivates every ClusterQueue in a cohort cycle")
+        seen.append(parent)
+        parent = declared[parent].model.spec.parent if parent in declared else None
+
+
+# --------------------------------------------------------------------------- teams
+
+
+class TeamPlan:
+    """A team's names in one environment: ClusterQueue, namespaces, LocalQueues per namespace."""
+
+    def __init__(self, ctx: EnvContext, entry: Entry) -> None:
+        self.entry = entry
+        spec: TeamSpec = entry.model.spec
+        self.spec = spec
+        self.cluster_queue = spec.clusterQueue or entry.name
+        raw_namespaces = spec.namespaces if spec.namespaces is not None else None
+        self.namespaces: list[tuple[str, Any]] = []  # (env name, NamespaceSpec | None)
+        if raw_namespaces is None:
+            self.namespaces.append((ctx.namespace(entry.name, entry.name, entry, ("namespaces",)), None))
+        else:
+            for i, ns in enumerate(raw_namespaces):
+                self.namespaces.append((ctx.namespace(ns.name, entry.name, entry, ("namespaces", i)), ns))
+        self.namespace_names = [n for n, _ in self.namespaces]
+        self._base_namespace = {}
+        if raw_namespaces is not None:
+            self._base_namespace = {ns.name: env for (env, _), ns in zip(self.namespaces, raw_namespaces)}
+        elif self.namespace_names:
+            self._base_namespace = {entry.name: self.namespace_names[0]}
+        self.local_queues: list[tuple[str, list[str], Any]] = []  # (name, env namespaces, LocalQueueSpec | None)
+        if spec.localQueues is None:
+            self.local_queues.append((entry.name, list(self.namespace_names), None))
+        else:
+            for i, lq in enumerate(spec.localQueues):
+                if lq.namespaces is None:
+                    where = list(self.namespace_names)
+                else:
+                    where = []
+                    for j, ns in enumerate(lq.namespaces):
+                        if ns not in self._base_namespace:
+                            raise entry.error(f"namespace {ns!r} is not one of the team's namespaces",
+                                              ("localQueues", i, "namespaces", j), _known(list(self._base_namespace)))
+                        where.append(self._base_namespace[ns])
+                self.local_queues.append((lq.name, where, lq))
+
+    def env_namespace(self, base: str | None) -> str | None:
+        """The environment name of a team namespace written `base` (None: the team's first namespace)."""
+        if base is None:
+            return self.namespace_names[0] if self.namespace_names else None
+        return self._base_namespace.get(base)
+
+    def queues_in(self, namespace: str) -> list[str]:
+        return [name for name, where, _ in self.local_queues if namespace in where]
+
+
+def team_plans(ctx: EnvContext) -> list[TeamPlan]:
+    plans = [TeamPlan(ctx, entry) for entry in ctx.docs["Team"]]
+    queue_owner: dict[str, TeamPlan] = {}
+    ns_owner: dict[str, TeamPlan] = {}
+    for plan in plans:
+        other = queue_owner.get(plan.cluster_queue)
+        if other is not None:
+            raise plan.entry.error(f"ClusterQueue {plan.cluster_queue!r} is also team {other.entry.name!r}'s",
+                                   ("clusterQueue",), "give each team its own clusterQueue name")
+        queue_owner[plan.cluster_queue] = plan
+        for i, (ns, ns_spec) in enumerate(plan.namespaces):
+            owner = ns_owner.get(ns)
+            if owner is not None and owner is not plan:
+                raise plan.entry.error(f"namespace {ns!r} also belongs to team {owner.entry.name!r}",
+                                       ("namespaces", i), "a namespace belongs to one team")
+            if owner is plan:
+                raise plan.entry.error(f"namespace {ns!r} is listed twice", ("namespaces", i))
+            ns_owner[ns] = plan
+        seen: set[tuple[str, str]] = set()
+        for i, (name, where, _) in enumerate(plan.local_queues):
+            for ns in where:
+                if (ns, name) in seen:
+                    raise plan.entry.error(f"LocalQueue {name!r} is defined twice in namespace {ns!r}",
+                                           ("localQueues", i))
+                seen.add((ns, name))
+    return plans
+
+
+def namespaces(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
+    out = []
+    for plan in plans:
+        for name, ns_spec in plan.namespaces:
+            if ns_spec is not None and not ns_spec.create:
+                continue
+            labels = {"kubernetes.io/metadata.name": name, TEAM_LABEL: plan.entry.name}
+            if ns_spec is not None:
+                labels.update(ns_spec.labels)
+            out.append({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": metadata(name, "Namespace", None, labels=labels)})
+    return out
+
+
+def cluster_queues(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
+    return [_cluster_queue(ctx, plan) for plan in plans]
+
+
+def _cluster_queue(ctx: EnvContext, plan: TeamPlan) -> Manifest:
+    entry, spec = plan.entry, plan.spec
+    _check_allowed_flavors(entry, spec)
+    groups = resource_groups(ctx, entry, spec.quotas, spec.cohort is not None, True)
+    body: dict[str, Any] = {}
+    if spec.cohort is not None:
+        body["cohortName" if ctx.api == "v1beta2" else "cohort"] = spec.cohort
+    body["namespaceSelector"] = _namespace_selector(plan)
+    if spec.queueingStrategy is not None:
+        body["queueingStrategy"] = spec.queueingStrategy
+    body["resourceGroups"] = groups
+    if spec.preemption is not None:
+        body["preemption"] = _preemption(entry, spec)
+    if spec.flavorFungibility is not None:
+        body["flavorFungibility"] = _fungibility(ctx, entry, spec)
+    body.update(_checks(ctx, entry, spec))
+    if spec.stopPolicy is not None:
+        body["stopPolicy"] = spec.stopPolicy
+    if spec.fairSharing is not None:
+        body["fairSharing"] = {"weight": canonical(spec.fairSharing.weight)}
+    return {"apiVersion": ctx.kueue_api_version, "kind": "ClusterQueue",
+            "metadata": metadata(plan.cluster_queue, "ClusterQueue", entry), "spec": body}
+
+
+def _namespace_selector(plan: TeamPlan) -> dict[str, Any]:
+    if plan.spec.namespaceSelector is not None:
+        return _dump(plan.spec.namespaceSelector)
+    unlabelled = [name for name, ns in plan.namespaces if ns is not None and not ns.create]
+    if unlabelled:
+        # Namespaces kueueplan does not create carry no team label; select them by their name label,
+        # which the API server sets on every namespace.
+        return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                      "values": sorted(plan.namespace_names)}]}
+    return {"matchLabels": {TEAM_LABEL: plan.entry.name}}
+
+
+def _check_allowed_flavors(entry: Entry, spec: TeamSpec) -> None:
+    if spec.flavors is None:
+        return
+    for i, quota in enumerate(spec.quotas):
+        if quota.flavor not in spec.flavors:
+            raise entry.error(f"the team may not use flavor {quota.flavor!r} (its 'flavors' allow "
+                              f"{', '.join(spec.flavors) or 'none'})", ("quotas", i, "flavor"))
+
+
+def _preemption(entry: Entry, spec: TeamSpec) -> dict[str, Any]:
+    pre = spec.preemption
+    out: dict[str, Any] = _drop_none({"reclaimWithinCohort": pre.reclaimWithinCohort,
+                                      "withinClusterQueue": pre.withinClusterQueue})
+    if pre.borrowWithinCohort is not None:
+        bwc = pre.borrowWithinCohort
+        if bwc.policy != "Never" and (pre.reclaimWithinCohort or "Never") == "Never":
+            raise entry.error("borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue rejects "
+                              "reclaimWithinCohort=Never with borrowWithinCohort.policy!=Never)",
+                              ("preemption", "borrowWithinCohort", "policy"),
+                              "set reclaimWithinCohort: LowerPriority or Any")
+        out["borrowWithinCohort"] = _drop_none({"policy": bwc.policy, "maxPriorityThreshold": bwc.maxPriorityThreshold})
+    return out
+
+
+_TO_V1BETA1 = {"whenCanBorrow": {"MayStopSearch": "Borrow"}, "whenCanPreempt": {"MayStopSearch": "Preempt"}}
+_TO_V1BETA2 = {"whenCanBorrow": {"Borrow": "MayStopSearch"}, "whenCanPreempt": {"Preempt": "MayStopSearch"}}
+
+
+def _fungibility(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> dict[str, Any]:
+    fung = _dump(spec.flavorFungibility)
+    table = _TO_V1BETA1 if ctx.api == "v1beta1" else _TO_V1BETA2
+    for key, mapping in table.items():
+        if key in fung:
+            fung[key] = mapping.get(fung[key], fung[key])
+    if "preference" in fung and not (fung.get("whenCanBorrow") == "TryNextFlavor"
+                                     and fung.get("whenCanPreempt") == "TryNextFlavor"):
+        raise entry.error("preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
+                          ("flavorFungibility", "preference"))
+    return fung
+
+
+def _checks(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> dict[str, Any]:
+    if not spec.admissionChecks:
+        return {}
+    known = ctx.by_name("AdmissionCheck")
+    flavors = [q.flavor for q in spec.quotas]
+    rules = []
+    for i, check in enumerate(spec.admissionChecks):
+        if check.name not in known:
+            raise entry.error(f"unknown AdmissionCheck {check.name!r} in environment {ctx.name!r}",
+                              ("admissionChecks", i, "name"), _known(known))
+        for j, flavor in enumerate(check.onFlavors):
+            if flavor not in flavors:
+                raise entry.error(f"onFlavors names {flavor!r}, which is not one of the team's quota flavors",
+                                  ("admissionChecks", i, "onFlavors", j), _known(flavors))
+        rule: dict[str, Any] = {"name": check.name}
+        if check.onFlavors:
+            rule["onFlavors"] = list(check.onFlavors)
+        rules.append(rule)
+    if len({r["name"] for r in rules}) != len(rules):
+        raise entry.error("an admission check is listed twice", ("admissionChecks",))
+    if ctx.api == "v1beta1" and all("onFlavors" not in r for r in rules):
+        return {"admissionChecks": [r["name"] for r in rules]}
+    return {"admissionChecksStrategy": {"admissionChecks": rules}}
+
+
+def local_queues(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
+    out = []
+    for plan in plans:
+        for name, where, lq in plan.local_queues:
+            for ns in where:
+                body: dict[str, Any] = {"clusterQueue": plan.cluster_queue}
+                if lq is not None and lq.stopPolicy is not None:
+                    body["stopPolicy"] = lq.stopPolicy
+                if lq is not None and lq.fairSharing is not None:
+                    body["fairSharing"] = {"weight": canonical(lq.fairSharing.weight)}
+                out.append({"apiVersion": ctx.kueue_api_version, "kind": "LocalQueue",
+                            "metadata": metadata(name, "LocalQueue", plan.entry, namespace=ns), "spec": body})
+    return out
+
+
+def check_priorities(ctx: EnvContext) -> None:
+    """Teams may only allow priorities that exist."""
+    known = ctx.by_name("Priority")
+    for entry in ctx.docs["Team"]:
+        for i, name in enumerate(entry.model.spec.priorities or []):
+            if name not in known:
+                raise entry.error(f"unknown Priority {name!r} in environment {ctx.name!r}", ("priorities", i),
+                                  _known(known))
+

@@ -1,0 +1,82 @@
+"""A Scenario (docs/scenario-format.md) from a compiled environment and the load the teams declare.
+
+The cluster part is the compiled Kueue objects and Namespaces; each `load` entry of a Workload becomes an arrival
+whose manifest is the workload's object (named after the entry, with the entry's priority); expectations go into
+`spec.expectations` as `{workload: "<ns>/<name>", admittedWithin, neverPreempted, finishedBy, state}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kueueplan.compile.context import PRIORITY_LABEL, EnvContext
+from kueueplan.compile.kueue import team_plans
+from kueueplan.compile.workloads import check_priority, workload_manifest, workload_plans
+from kueueplan.kube.quantity import canonical
+
+WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod"}
+
+
+def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]]) -> dict[str, Any]:
+    plans = workload_plans(ctx, team_plans(ctx))
+    arrivals: list[dict[str, Any]] = []
+    expectations: list[dict[str, Any]] = []
+    for plan in plans:
+        for i, load in enumerate(plan.spec.load):
+            name = load.name or plan.entry.name
+            if load.priority is not None:
+                check_priority(ctx, plan.entry, plan.team, load.priority, ("load", i, "priority"))
+            manifest = workload_manifest(plan, name=name, priority=load.priority, generate=False)
+            if load.priority is None and plan.priority is None:
+                manifest["metadata"]["labels"].pop(PRIORITY_LABEL, None)
+            arrival: dict[str, Any] = {"at": load.at}
+            if load.runFor is not None:
+                arrival["runFor"] = load.runFor
+            if load.count != 1:
+                arrival["count"] = load.count
+            if load.every is not None:
+                arrival["every"] = load.every
+            arrival["manifest"] = manifest
+            arrivals.append(arrival)
+            expect = load.expect or plan.spec.expect
+            if expect is None:
+                continue
+            fields = expect.model_dump(exclude_none=True)
+            if not fields:
+                continue
+            names = [name] if load.count == 1 else [f"{name}-{k}" for k in range(1, load.count + 1)]
+            for copy_name in names:
+                expectations.append({"workload": f"{plan.namespace}/{copy_name}", **fields})
+    spec: dict[str, Any] = {
+        "manifests": [m for m in manifests if m["kind"] not in WORKLOAD_KINDS],
+        "workloads": arrivals,
+    }
+    checks = _check_models(ctx)
+    if checks:
+        spec["admissionChecks"] = checks
+    sim = ctx.env.model.spec.simulation
+    if sim is not None and sim.until is not None:
+        spec["until"] = sim.until
+    major, minor, _ = ctx.kueue_version
+    spec["kueueVersion"] = f"v{major}.{minor}"
+    if sim is not None and sim.fairSharing is not None:
+        spec["fairSharing"] = sim.fairSharing
+    if expectations:
+        spec["expectations"] = expectations
+    return {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario",
+            "metadata": {"name": f"{ctx.platform.root.name}-{ctx.name}"}, "spec": spec}
+
+
+def _check_models(ctx: EnvContext) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for entry in ctx.docs["AdmissionCheck"]:
+        sim = entry.model.spec.simulation
+        if sim is None:
+            continue
+        model: dict[str, Any] = {}
+        if sim.delay is not None:
+            model["delay"] = sim.delay
+        if sim.capacity is not None:
+            model["capacity"] = {k: canonical(v) for k, v in sim.capacity.items()}
+        out[entry.name] = model
+    return out

@@ -1,0 +1,77 @@
+"""`kueueplan build`: load the spec, compile every environment, render the files, write them safely."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kueueplan.compile import EnvContext, argocd_application, compile_context, environment_names, flux_kustomization
+from kueueplan.emit import render_environment
+from kueueplan.emit.writer import write_tree
+from kueueplan.errors import KueueplanError
+from kueueplan.spec.load import load_spec
+
+
+@dataclass
+class BuildResult:
+    environments: list[str]
+    objects: dict[str, int] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+
+
+def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | None = None,
+           argocd: bool = False, flux: bool = False) -> BuildResult:
+    """Everything `build` would write, without writing it."""
+    platform = load_spec(spec_dir)
+    names = environment_names(platform, envs)
+    result = BuildResult(environments=names)
+    for name in names:
+        ctx = EnvContext.of(platform, name)
+        manifests = compile_context(ctx)
+        repo_path = _repo_path(Path(spec_dir), Path(out_dir), name)
+        extras = {}
+        app = argocd_application(ctx, repo_path, requested=argocd)
+        if app is not None:
+            extras["argocd-application.yaml"] = app
+        kustomization = flux_kustomization(ctx, repo_path, requested=flux)
+        if kustomization is not None:
+            extras["flux-kustomization.yaml"] = kustomization
+        result.files.update(render_environment(name, manifests, extras))
+        result.objects[name] = len(manifests)
+    return result
+
+
+def build(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | None = None,
+          argocd: bool = False, flux: bool = False) -> BuildResult:
+    spec_path, out_path = Path(spec_dir), Path(out_dir)
+    _refuse_overlap(spec_path, out_path)
+    result = render(spec_path, out_path, envs, argocd, flux)
+    # A full build prunes the folders of environments that no longer exist (generated files only).
+    prune = [] if envs else _generated_folders(out_path, set(result.environments))
+    result.changed = write_tree(out_path, result.files, prune_dirs=prune)
+    return result
+
+
+def _refuse_overlap(spec: Path, out: Path) -> None:
+    s, o = spec.resolve(), out.resolve()
+    if s == o or o in s.parents or (spec.is_dir() and s in o.parents):
+        raise KueueplanError(f"output folder {out} overlaps the spec folder {spec}",
+                             hint="write the build elsewhere, e.g. -o gen")
+
+
+def _generated_folders(out: Path, keep: set[str]) -> list[str]:
+    if not out.is_dir():
+        return []
+    return sorted(p.name for p in out.iterdir()
+                  if p.is_dir() and p.name not in keep and (p / "kustomization.yaml").is_file())
+
+
+def _repo_path(spec: Path, out: Path, env: str) -> str:
+    """The env folder's path in the repository, guessing the repository root is the spec folder's parent."""
+    try:
+        rel = os.path.relpath((out / env).resolve(), spec.resolve().parent)
+    except ValueError:
+        rel = f"gen/{env}"
+    return rel if not rel.startswith("..") else f"gen/{env}"

@@ -1,0 +1,274 @@
+"""Writing a rendered tree into OUT_DIR safely.
+
+- Every file carries the generated-file marker; only files with it are ever overwritten or pruned, and a
+  generated path that collides with a hand-written file stops the build before anything is written.
+- Atomic: each top-level folder (one per environment) is staged next to its target and swapped in with one
+  rename (renameat2 RENAME_EXCHANGE where the kernel has it), so an interrupted build leaves the old folder or
+  the new one. A folder that also holds hand-written files is updated file by file, each with an atomic replace.
+- A lock file refuses a concurrent build into the same OUT_DIR.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import re
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from kueueplan.emit.yaml import has_marker
+from kueueplan.errors import KueueplanError
+
+LOCK_NAME = ".kueueplan.lock"
+_STAGE = ".kueueplan-stage-"
+_OLD = ".kueueplan-old-"
+_TMP = ".kueueplan-tmp-"
+_PART_RE = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")
+
+
+def check_relpath(relpath: str) -> None:
+    """Refuse a path that is not made of plain lower-case names (so nothing can leave OUT_DIR)."""
+    parts = relpath.split("/")
+    if not parts or any(not _PART_RE.match(p) or ".." in p for p in parts) or len(relpath) > 255:
+        raise KueueplanError(f"refusing to write {relpath!r}: not a plain relative path of valid names",
+                             hint="environment and object names must be valid Kubernetes names")
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+@contextmanager
+def build_lock(out_dir: Path) -> Iterator[None]:
+    lock = out_dir / LOCK_NAME
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            pid = _lock_pid(lock)
+            if pid is not None and _alive(pid):
+                raise KueueplanError(f"another kueueplan build (pid {pid}) is writing {out_dir}",
+                                     file=str(lock), hint="wait for it to finish") from None
+            lock.unlink(missing_ok=True)  # stale: its process is gone
+    else:  # pragma: no cover - lost a race twice
+        raise KueueplanError(f"cannot take the build lock {lock}")
+    try:
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.close(fd)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _lock_pid(lock: Path) -> int | None:
+    try:
+        return int(lock.read_text().strip() or "0") or None
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_file(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{_TMP}{path.name}")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two directories (Linux renameat2 RENAME_EXCHANGE); False when unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if result == 0:
+        return True
+    if ctypes.get_errno() in (errno.EINVAL, errno.ENOSYS, errno.EPERM):
+        return False
+    raise OSError(ctypes.get_errno(), f"cannot swap {a} and {b}")
+
+
+def _all_generated(folder: Path) -> bool:
+    for path in folder.rglob("*"):
+        if path.is_file() and not _is_generated(path):
+            return False
+    return True
+
+
+def _is_generated(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return has_marker(handle.read(200))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _current(folder: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if folder.is_dir():
+        for path in folder.rglob("*"):
+            if path.is_file():
+                try:
+                    out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    out[path.relative_to(folder).as_posix()] = "\0"
+    return out
+
+
+def recover(out_dir: Path) -> None:
+    """Finish or undo what an interrupted build left behind."""
+    for path in sorted(out_dir.iterdir()):
+        name = path.name
+        if name.startswith(_OLD):
+            target = out_dir / name[len(_OLD):]
+            if not target.exists():
+                os.rename(path, target)  # the swap was cut between its two renames: keep the old tree
+            else:
+                shutil.rmtree(path)
+        elif name.startswith(_STAGE):
+            shutil.rmtree(path)
+    for tmp in out_dir.rglob(f"{_TMP}*"):
+        if tmp.is_file():
+            tmp.unlink()
+
+
+def write_tree(out_dir: str | Path, files: dict[str, str], prune_dirs: list[str] | None = None) -> list[str]:
+    """Write `files` (relative path -> text, each starting with the marker) into `out_dir`.
+
+    `prune_dirs`: top-level folders whose generated files not in `files` are removed (default: the folders
+    written). Returns the relative paths that changed.
+    """
+    out = Path(out_dir)
+    for relpath, text in files.items():
+        check_relpath(relpath)
+        if not has_marker(text):
+            raise KueueplanError(f"internal: {relpath} lacks the generated-file marker")
+    if out.exists() and not out.is_dir():
+        raise KueueplanError(f"{out} exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    by_top: dict[str, dict[str, str]] = {}
+    for relpath in sorted(files):
+        top, _, rest = relpath.partition("/")
+        by_top.setdefault(top, {})[rest] = files[relpath]
+    changed: list[str] = []
+    with build_lock(out):
+        recover(out)
+        _refuse_collisions(out, files)
+        for top in sorted(by_top):
+            changed += _write_top(out, top, by_top[top])
+        for top in sorted(set(prune_dirs or []) - set(by_top)):
+            changed += _prune(out / top, set(), top)
+        _fsync_dir(out)
+    return changed
+
+
+def _refuse_collisions(out: Path, files: dict[str, str]) -> None:
+    for relpath in files:
+        target = out / relpath
+        if not _inside(out, target):
+            raise KueueplanError(f"refusing to write {relpath!r}: it would leave {out}")
+        if target.is_symlink():
+            raise KueueplanError(f"refusing to write through the symlink {target}")
+        if target.exists() and (target.is_dir() or not _is_generated(target)):
+            raise KueueplanError(f"{target} exists and was not generated by kueueplan; refusing to overwrite it",
+                                 file=str(target), hint="move the hand-written file elsewhere or delete it")
+        for parent in target.relative_to(out).parents:
+            p = out / parent
+            if str(parent) != "." and p.exists() and not p.is_dir():
+                raise KueueplanError(f"{p} is a file where kueueplan needs a folder", file=str(p))
+
+
+def _write_top(out: Path, top: str, files: dict[str, str]) -> list[str]:
+    """One top-level entry: a single file (no '/'), or a folder swapped in whole or updated file by file."""
+    if "" in files:  # a file at the top of OUT_DIR
+        target = out / top
+        if target.is_file() and target.read_text(encoding="utf-8") == files[""]:
+            return []
+        _write_file(target, files[""])
+        return [top]
+    target = out / top
+    if target.is_dir() and _current(target) == files:
+        return []
+    if target.is_dir() and not _all_generated(target):
+        return _update_in_place(target, top, files)
+    stage = out / f"{_STAGE}{top}"
+    if stage.exists():
+        shutil.rmtree(stage)
+    for rel, text in files.items():
+        _write_file(stage / rel, text)
+    _fsync_dir(stage)
+    if not target.exists():
+        os.rename(stage, target)
+    elif _exchange(stage, target):
+        shutil.rmtree(stage)  # now holds the old tree
+    else:
+        old = out / f"{_OLD}{top}"
+        os.rename(target, old)
+        os.rename(stage, target)
+        shutil.rmtree(old)
+    return [f"{top}/{rel}" for rel in sorted(files)]
+
+
+def _update_in_place(target: Path, top: str, files: dict[str, str]) -> list[str]:
+    changed = []
+    for rel, text in files.items():
+        path = target / rel
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            continue
+        _write_file(path, text)
+        changed.append(f"{top}/{rel}")
+    return changed + _prune(target, set(files), top)
+
+
+def _prune(folder: Path, keep: set[str], top: str) -> list[str]:
+    """Remove generated files under `folder` that are not in `keep`; hand-written files stay."""
+    removed = []
+    if not folder.is_dir():
+        return removed
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if path.is_file() and rel not in keep and _is_generated(path):
+            path.unlink()
+            removed.append(f"{top}/{rel}")
+    for path in sorted(folder.rglob("*"), reverse=True):
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    if folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+    return removed

@@ -1,0 +1,82 @@
+"""Renderings of a `kueueplan.workflow.check.CheckReport`: one summary for a terminal, a PR comment or a program."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kueueplan.workflow.check import CheckReport
+
+
+def _counts(report: CheckReport) -> dict[str, int]:
+    out = {"error": 0, "warning": 0, "info": 0}
+    for f in report.findings:
+        out[f.severity] = out.get(f.severity, 0) + 1
+    return out
+
+
+def _finding_line(f: Any) -> str:
+    where = f"{f.file}:{f.line}" if f.line else f.file
+    return f"{where}: {f.severity} {f.rule} {f.object}: {f.message}"
+
+
+def text(report: CheckReport) -> str:
+    out = [f"kueueplan check {report.spec_dir}"]
+    if not report.gen_checked:
+        out.append("  build     skipped (no generated folder given)")
+    elif report.drift:
+        out.append(f"  build     ✗ {report.gen_dir} is out of date; run `kueueplan build {report.spec_dir} "
+                   f"-o {report.gen_dir}` and commit:")
+        out += [f"              {d.problem:8} {report.gen_dir}/{d.path}" for d in report.drift]
+    else:
+        out.append(f"  build     ok: {report.gen_dir} matches a fresh build ({report.files} files)")
+    counts = _counts(report)
+    failing = report.failing_findings()
+    mark = "✗" if failing else "ok:"
+    out.append(f"  validate  {mark} {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info")
+    out += [f"              {_finding_line(f)}" for f in report.findings if f.severity != "info"]
+    for sim in report.simulations:
+        if not sim.workloads:
+            out.append(f"  simulate  {sim.env}: no declared load")
+            continue
+        mark = "✗" if sim.failures else "ok:"
+        out.append(f"  simulate  {sim.env}: {mark} {sim.workloads} workload(s), "
+                   f"{sim.expectations - len(sim.failures) if sim.expectations >= len(sim.failures) else 0}"
+                   f"/{sim.expectations} expectation(s) met")
+        out += [f"              {line}" for line in sim.failures]
+    problems = report.problems
+    out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
+    return "\n".join(out) + "\n"
+
+
+def markdown(report: CheckReport) -> str:
+    problems = report.problems
+    out = ["## kueueplan check", "", ("❌ " + "; ".join(problems)) if problems else "✅ all checks passed", ""]
+    out += ["| Step | Result |", "|---|---|"]
+    if report.gen_checked:
+        out.append(f"| build | {'❌ ' + str(len(report.drift)) + ' file(s) out of date' if report.drift else '✅ up to date'} |")
+    counts = _counts(report)
+    out.append(f"| validate | {'❌' if report.failing_findings() else '✅'} {counts['error']} error(s), "
+               f"{counts['warning']} warning(s) |")
+    for sim in report.simulations:
+        status = "no declared load" if not sim.workloads else (
+            f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
+        out.append(f"| simulate `{sim.env}` | {status} |")
+    details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
+    details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"]
+    details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
+    if details:
+        out += ["", *details]
+    return "\n".join(out) + "\n"
+
+
+def as_json(report: CheckReport) -> str:
+    data = {
+        "spec": report.spec_dir, "gen": report.gen_dir if report.gen_checked else None,
+        "ok": not report.problems, "problems": report.problems,
+        "drift": [{"path": d.path, "problem": d.problem} for d in report.drift],
+        "findings": [f.as_dict() for f in report.findings],
+        "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
+                         "failures": s.failures} for s in report.simulations],
+    }
+    return json.dumps(data, indent=2) + "\n"

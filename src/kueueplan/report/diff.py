@@ -1,0 +1,150 @@
+"""Renderings of a `kueueplan.workflow.diff.DiffReport`: text for terminals, Markdown for a PR comment, JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kueueplan.report.graph import mermaid
+from kueueplan.workflow.diff import DiffReport, EnvDiff, WorkloadDelta
+from kueueplan.workflow.graph import build_topology
+from kueueplan.workflow.manifests import key_text
+from kueueplan.workflow.prcomment import MARKER
+from kueueplan.workflow.quotas import QuotaChange
+
+# Hidden marker the GitHub Action searches for, so it updates its one comment instead of adding more.
+COMMENT_MARKER = MARKER
+
+
+def _quota_lines(change: QuotaChange) -> list[str]:
+    k = change.key
+    return [f"{k.resource} on {k.flavor}: {field} {before} → {after}" for field, before, after in change.fields]
+
+
+def changed_owners(env: EnvDiff) -> dict[str, list[str]]:
+    """ClusterQueue/Cohort name -> its quota change lines (what the diagram highlights)."""
+    out: dict[str, list[str]] = {}
+    for change in env.quotas:
+        out.setdefault(change.key.owner, []).extend(_quota_lines(change))
+    return out
+
+
+def related_quota_text(env: EnvDiff, delta: WorkloadDelta) -> str:
+    """The quota changes of the workload's ClusterQueue: the likely cause of what happened to it."""
+    lines = changed_owners(env).get(delta.cluster_queue, [])
+    return "; ".join(lines)
+
+
+def _summary(report: DiffReport) -> str:
+    blocking = report.blocking
+    if blocking:
+        return f"**{len(blocking)} blocking problem(s):** " + "; ".join(blocking)
+    if all(env.empty for env in report.envs):
+        return "No changes."
+    return "No declared workload becomes inadmissible and no expectation breaks."
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ") or " "
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out + [""]
+
+
+def _quota_rows(env: EnvDiff) -> list[list[Any]]:
+    rows = []
+    for change in env.quotas:
+        k = change.key
+        for field, before, after in change.fields:
+            rows.append([change.team or "-", f"{k.owner_kind} `{k.owner}`", k.flavor, k.resource, field,
+                         before, after])
+    return rows
+
+
+def _env_markdown(env: EnvDiff) -> list[str]:
+    title = f"### Environment `{env.env}`" + ("" if env.status == "changed" else f" ({env.status})")
+    out = [title, ""]
+    if env.empty:
+        return out + ["No changes.", ""]
+    if env.workloads or env.broken_expectations:
+        out += ["#### Simulation", ""]
+        out += _table(["", "Workload", "ClusterQueue", "Change", "Before", "After", "Quota change on its queue"],
+                      [["❌" if w.blocking else "⚠️" if w.change in ("preempted", "waits longer") else "✅",
+                        f"`{w.workload}`", f"`{w.cluster_queue}`", w.change, w.before,
+                        w.after + (f" — {w.message}" if w.message else ""), related_quota_text(env, w) or "-"]
+                       for w in env.workloads])
+        out += [f"- ❌ expectation broken: {text}" for text in env.broken_expectations]
+        if env.broken_expectations:
+            out.append("")
+    elif env.simulated:
+        out += ["Simulation: no workload changes its outcome.", ""]
+    if env.quotas:
+        out += ["#### Quota changes", ""]
+        out += _table(["Team", "Owner", "Flavor", "Resource", "Limit", "Before", "After"], _quota_rows(env))
+    if env.objects:
+        out += ["#### Objects", ""]
+        out += _table(["Change", "Object", "Fields"],
+                      [[o.change, f"`{key_text(o.key)}`", ", ".join(o.paths[:8]) + (" …" if len(o.paths) > 8 else "")]
+                       for o in env.objects])
+    if env.quotas:
+        topo = build_topology(env.head_cluster, changed_owners(env))
+        out += ["<details><summary>Cohorts and queues (changed quotas highlighted)</summary>", "",
+                "```mermaid", mermaid(topo).rstrip(), "```", "", "</details>", ""]
+    return out
+
+
+def markdown(report: DiffReport) -> str:
+    out = [COMMENT_MARKER, "## kueueplan diff", "", _summary(report), ""]
+    for env in report.envs:
+        out += _env_markdown(env)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def text(report: DiffReport) -> str:
+    out = [f"kueueplan diff {report.base} → {report.head}"]
+    for env in report.envs:
+        out.append(f"\n[{env.env}]" + ("" if env.status == "changed" else f" ({env.status})"))
+        if env.empty:
+            out.append("  no changes")
+        for w in env.workloads:
+            mark = "✗" if w.blocking else "•"
+            cause = related_quota_text(env, w)
+            out.append(f"  {mark} {w.workload} ({w.cluster_queue}): {w.change}: {w.before} → {w.after}"
+                       + (f" [{cause}]" if cause else "") + (f" — {w.message}" if w.message else ""))
+        out += [f"  ✗ expectation broken: {t}" for t in env.broken_expectations]
+        for change in env.quotas:
+            team = f" (team {change.team})" if change.team else ""
+            for line in _quota_lines(change):
+                out.append(f"  quota {change.key.owner_kind} {change.key.owner}{team}: {line}")
+        for o in env.objects:
+            sign = {"added": "+", "removed": "-", "changed": "~"}[o.change]
+            out.append(f"  {sign} {key_text(o.key)}" + (f": {', '.join(o.paths)}" if o.paths else ""))
+    blocking = report.blocking
+    out.append("")
+    out.append(f"{len(blocking)} blocking problem(s)" if blocking else "ok")
+    return "\n".join(out) + "\n"
+
+
+def as_json(report: DiffReport) -> str:
+    def quota(c: QuotaChange) -> dict[str, Any]:
+        return {"ownerKind": c.key.owner_kind, "owner": c.key.owner, "team": c.team, "flavor": c.key.flavor,
+                "resource": c.key.resource,
+                "changes": [{"limit": f, "before": b, "after": a} for f, b, a in c.fields]}
+
+    data = {
+        "base": report.base, "head": report.head, "blocking": report.blocking,
+        "environments": [{
+            "name": env.env, "status": env.status, "simulated": env.simulated,
+            "quotas": [quota(c) for c in env.quotas],
+            "objects": [{"kind": o.key[0], "namespace": o.key[1] or None, "name": o.key[2], "change": o.change,
+                         "fields": list(o.paths)} for o in env.objects],
+            "workloads": [{"workload": w.workload, "clusterQueue": w.cluster_queue, "change": w.change,
+                           "before": w.before, "after": w.after, "message": w.message, "blocking": w.blocking}
+                          for w in env.workloads],
+            "brokenExpectations": env.broken_expectations,
+        } for env in report.envs],
+    }
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"

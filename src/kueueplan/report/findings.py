@@ -1,0 +1,185 @@
+"""Validation findings as text (grouped by file), JSON (versioned), SARIF 2.1.0, JUnit XML and GitHub annotations.
+
+Every format is deterministic: findings arrive sorted by file, line, rule, object and message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from kueueplan import __version__
+from kueueplan.validate.engine import Result
+from kueueplan.validate.finding import Finding
+
+JSON_SCHEMA_VERSION = 1
+FORMATS = ("text", "json", "sarif", "junit", "github")
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def render(result: Result, fmt: str, rules: Iterable[Any] = (), fail_on: str = "error") -> str:
+    if fmt == "text":
+        return to_text(result, fail_on)
+    if fmt == "json":
+        return to_json(result, fail_on)
+    if fmt == "sarif":
+        return to_sarif(result, rules)
+    if fmt == "junit":
+        return to_junit(result)
+    if fmt == "github":
+        return to_github(result)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def summary(result: Result, fail_on: str) -> dict[str, Any]:
+    counts = result.counts()
+    return {
+        "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
+        "objects": result.objects, "files": len(result.files), "failOn": fail_on,
+        "passed": not result.fails(fail_on),
+        "crds": {"sources": result.crd_sources,
+                 "used": [f"{c['kind']}.{c['group']}/{v}" for c in result.crds for v in c["used"]],
+                 "loaded": [f"{c['kind']}.{c['group']} ({', '.join(c['versions'])})" for c in result.crds]},
+        "kubernetesSchemas": result.k8s_schema_version,
+        "policies": result.policy_files,
+    }
+
+
+def to_json(result: Result, fail_on: str = "error") -> str:
+    doc = {"version": JSON_SCHEMA_VERSION, "tool": f"kueueplan {__version__}",
+           "findings": [f.as_dict() for f in result.findings], "summary": summary(result, fail_on)}
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+
+def to_text(result: Result, fail_on: str = "error") -> str:
+    lines: list[str] = []
+    current: str | None = None
+    for f in result.findings:
+        file = f.file or "<input>"
+        if file != current:
+            if current is not None:
+                lines.append("")
+            lines.append(file)
+            current = file
+        where = f"  {f.line}:" if f.line else "  -:"
+        obj = f" {f.object}" if f.object else ""
+        lines.append(f"{where} {f.severity} {f.rule}{obj}: {f.message}")
+    if lines:
+        lines.append("")
+    lines.append(_summary_line(result, fail_on))
+    if not result.crds:
+        lines.append("note: no CRDs given (--crds or `kueueplan schemas pull`): Kueue/KubeRay objects were checked "
+                     "with kueueplan's own rules only, not against their OpenAPI schemas and CEL rules")
+    else:
+        used = sorted({f"{c['kind']}/{v}" for c in result.crds for v in c["used"]})
+        lines.append(f"CRDs: {', '.join(result.crd_sources)}" + (f" (used: {', '.join(used)})" if used else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _summary_line(result: Result, fail_on: str) -> str:
+    c = result.counts()
+    verdict = "FAILED" if result.fails(fail_on) else "passed"
+    return (f"{verdict}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info in {result.objects} "
+            f"object(s) from {len(result.files)} input(s) (--fail-on {fail_on})")
+
+
+def to_github(result: Result) -> str:
+    """GitHub Actions workflow commands: one annotation per finding."""
+    out = []
+    for f in result.findings:
+        props = [f"title={_gh_prop(f.rule + (' ' + f.object if f.object else ''))}"]
+        if f.file:
+            props.insert(0, f"file={_gh_prop(f.file)}")
+        if f.line:
+            props.insert(1, f"line={f.line}")
+        out.append(f"::{_GITHUB_LEVEL[f.severity]} {','.join(props)}::{_gh_data(f.message)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def to_sarif(result: Result, rules: Iterable[Any] = ()) -> str:
+    rule_list = sorted({r.id: r for r in rules}.values(), key=lambda r: r.id)
+    index = {r.id: i for i, r in enumerate(rule_list)}
+    sarif_rules = [{
+        "id": r.id, "name": r.func.__name__,
+        "shortDescription": {"text": r.title},
+        "fullDescription": {"text": r.doc.split("Fails:")[0].strip()},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+        "properties": {"layer": r.layer},
+    } for r in rule_list]
+    results = []
+    for f in result.findings:
+        entry: dict[str, Any] = {"ruleId": f.rule, "level": _SARIF_LEVEL[f.severity],
+                                 "message": {"text": f"{f.object}: {f.message}" if f.object else f.message}}
+        if f.rule in index:
+            entry["ruleIndex"] = index[f.rule]
+        if f.file:
+            region = {"startLine": f.line} if f.line else {}
+            location: dict[str, Any] = {"artifactLocation": {"uri": f.file}}
+            if region:
+                location["region"] = region
+            entry["locations"] = [{"physicalLocation": location}]
+        results.append(entry)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "kueueplan", "version": __version__,
+                                      "informationUri": "https://github.com/kueueplan/kueueplan",
+                                      "rules": sarif_rules}},
+                  "results": results}],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def to_junit(result: Result) -> str:
+    """One test case per input file; each error finding is a failure (warnings/infos go to system-out)."""
+    by_file: dict[str, list[Finding]] = {f: [] for f in result.files}
+    for f in result.findings:
+        by_file.setdefault(f.file or "<input>", []).append(f)
+    failures = sum(1 for f in result.findings if f.severity == "error")
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           f'<testsuites name="kueueplan validate" tests="{len(by_file)}" failures="{failures}">',
+           f'  <testsuite name="kueueplan validate" tests="{len(by_file)}" failures="{failures}">']
+    for file in sorted(by_file):
+        items = by_file[file]
+        errors = [f for f in items if f.severity == "error"]
+        out.append(f"    <testcase classname=\"kueueplan.validate\" name={quoteattr(file)}>")
+        for f in errors:
+            text = f"{f.file}:{f.line or ''} {f.object} {f.message}"
+            out.append(f"      <failure type={quoteattr(f.rule)} message={quoteattr(f.message)}>"
+                       f"{escape(text)}</failure>")
+        others = [f for f in items if f.severity != "error"]
+        if others:
+            text = "\n".join(f"{f.severity} {f.rule} {f.line or ''} {f.object}: {f.message}" for f in others)
+            out.append(f"      <system-out>{escape(text)}</system-out>")
+        out.append("    </testcase>")
+    out += ["  </testsuite>", "</testsuites>"]
+    return "\n".join(out) + "\n"
+
+
+def rules_markdown(rules: Iterable[Any]) -> str:
+    """The rule catalogue (docs/rules.md), generated from the rule docstrings."""
+    lines = ["# kueueplan validate: rule catalogue", "",
+             "Generated by `kueueplan validate --list-rules -o markdown` from the rules' docstrings; "
+             "do not edit by hand.", "",
+             "| ID | severity | layer | rule |", "|---|---|---|---|"]
+    rule_list = sorted(rules, key=lambda r: r.id)
+    for r in rule_list:
+        lines.append(f"| [{r.id}](#{r.id.lower()}) | {r.severity} | {r.layer} | {r.title.replace('|', '/')} |")
+    for r in rule_list:
+        lines += ["", f"## {r.id}", "", f"*{r.severity}, layer {r.layer}*", "", r.doc.strip()]
+    return "\n".join(lines) + "\n"
+
+
+def rules_text(rules: Iterable[Any]) -> str:
+    return "".join(f"{r.id}  {r.severity:<7}  {r.layer:<14}  {r.title}\n" for r in sorted(rules, key=lambda r: r.id))

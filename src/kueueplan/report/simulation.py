@@ -1,0 +1,236 @@
+"""Reports of a simulation for people: a per-team table, per-flavor utilisation, Mermaid Gantt, PNG timeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kueueplan.errors import KueueplanError
+from kueueplan.kube.quantity import format_resource_value
+
+
+def _percentile(values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile (p in 0..100)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * p // 100))
+    return ordered[int(rank) - 1]
+
+
+def _waits(sim: Any, wl: Any) -> float | None:
+    """Seconds from creation to first admission, or to the end of the run while still waiting."""
+    if wl.admitted_at is not None or wl.reserved_at is not None:
+        first = next((e["at"] for e in sim.events if e["workload"] == wl.key and e["type"] == "Admitted"), None)
+        if first is not None:
+            return first - wl.created_at / 1000
+    if wl.state in ("Pending", "QuotaReserved"):
+        return (sim.now - wl.created_at) / 1000
+    return None
+
+
+def team_rows(sim: Any) -> list[dict[str, Any]]:
+    """One row per namespace (team): admitted, waiting, never admissible, wait p50/p95/max, preemptions."""
+    preempted: dict[str, int] = {}
+    for e in sim.events:
+        if e["type"] == "Preempted":
+            preempted[e["workload"]] = preempted.get(e["workload"], 0) + 1
+    teams: dict[str, list[Any]] = {}
+    for wl in sim.workloads:
+        teams.setdefault(wl.spec.namespace, []).append(wl)
+    rows = []
+    for ns in sorted(teams):
+        wls = teams[ns]
+        waits = [w for w in (_waits(sim, wl) for wl in wls) if w is not None]
+        rows.append({
+            "team": ns,
+            "workloads": len(wls),
+            "admitted": sum(1 for w in wls if w.admitted_at is not None),
+            "waiting": sum(1 for w in wls if w.state in ("Pending", "QuotaReserved")),
+            "inadmissible": sum(1 for w in wls if w.state == "Inadmissible"),
+            "p50": _percentile(waits, 50), "p95": _percentile(waits, 95), "max": max(waits) if waits else None,
+            "preemptions": sum(preempted.get(w.key, 0) for w in wls),
+        })
+    return rows
+
+
+def utilisation(sim: Any) -> list[dict[str, Any]]:
+    """Per (flavor, resource): quota in all ClusterQueues, peak and time-averaged usage over the run."""
+    quota: dict[tuple[str, str], int] = {}
+    for node in sim.tree.cqs.values():
+        for fr, q in node.quotas.items():
+            quota[fr] = quota.get(fr, 0) + q.nominal
+    usage_at: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    held: dict[str, dict[tuple[str, str], int]] = {}
+    current: dict[tuple[str, str], int] = {}
+    by_key = {w.key: w for w in sim.workloads}
+    for e in sim.events:
+        wl = by_key.get(e["workload"])
+        if wl is None:
+            continue
+        if e["type"] == "QuotaReserved":
+            usage = _usage_of(wl)
+            held[wl.key] = usage
+            for fr, v in usage.items():
+                current[fr] = current.get(fr, 0) + v
+                usage_at.setdefault(fr, []).append((e["at"], current[fr]))
+        elif e["type"] in ("Preempted", "Evicted", "Finished", "Deleted") and wl.key in held:
+            for fr, v in held.pop(wl.key).items():
+                current[fr] -= v
+                usage_at.setdefault(fr, []).append((e["at"], current[fr]))
+    end = sim.now / 1000
+    rows = []
+    for fr in sorted(set(quota) | set(usage_at)):
+        points = usage_at.get(fr, [])
+        peak = max((v for _, v in points), default=0)
+        area, last_t, last_v = 0.0, 0.0, 0
+        for t, v in points:
+            area += (t - last_t) * last_v
+            last_t, last_v = t, v
+        area += (end - last_t) * last_v
+        avg = area / end if end > 0 else float(last_v)
+        rows.append({"flavor": fr[0], "resource": fr[1], "quota": quota.get(fr, 0), "peak": peak, "average": avg})
+    return rows
+
+
+def _usage_of(wl: Any) -> dict[tuple[str, str], int]:
+    """Usage at the last admission (assignment x per-pod requests); the engine clears usage on release."""
+    if wl.usage:
+        return dict(wl.usage)
+    out: dict[tuple[str, str], int] = {}
+    for ps in wl.spec.pod_sets:
+        flavors = wl.assignment.get(ps.name, {})
+        for r, v in ps.total().items():
+            f = flavors.get(r)
+            if f is not None:
+                out[(f, r)] = out.get((f, r), 0) + v
+    return out
+
+
+def _fmt_s(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v >= 3600:
+        return f"{v / 3600:.1f}h"
+    if v >= 60:
+        return f"{v / 60:.1f}m"
+    return f"{v:g}s"
+
+
+def _pct(avg: float, quota: int) -> str:
+    return f"{100 * avg / quota:.0f}%" if quota else "-"
+
+
+def text(sim: Any, result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"[bold]Scenario {result['scenario']}[/bold]: {len(sim.workloads)} workloads, "
+                  f"ran to t={_fmt_s(sim.now / 1000)}")
+    t = Table(title="Per team (namespace)")
+    for col in ("team", "workloads", "admitted", "waiting", "never admissible", "wait p50", "wait p95", "wait max",
+                "preemptions"):
+        t.add_column(col, justify="left" if col == "team" else "right")
+    for r in team_rows(sim):
+        t.add_row(r["team"], str(r["workloads"]), str(r["admitted"]), str(r["waiting"]), str(r["inadmissible"]),
+                  _fmt_s(r["p50"]), _fmt_s(r["p95"]), _fmt_s(r["max"]), str(r["preemptions"]))
+    console.print(t)
+    u = Table(title="Per flavor utilisation")
+    for col in ("flavor", "resource", "nominal (all CQs)", "peak", "average", "average %"):
+        u.add_column(col, justify="left" if col in ("flavor", "resource") else "right")
+    for r in utilisation(sim):
+        u.add_row(r["flavor"], r["resource"], format_resource_value(r["resource"], r["quota"]),
+                  format_resource_value(r["resource"], r["peak"]),
+                  format_resource_value(r["resource"], round(r["average"])), _pct(r["average"], r["quota"]))
+    console.print(u)
+    w = Table(title="Workloads")
+    for col in ("workload", "kind", "clusterQueue", "priority", "state", "created", "admitted", "finished",
+                "evictions", "message"):
+        w.add_column(col)
+    for e in result["workloads"]:
+        w.add_row(e["name"], e["kind"], e["clusterQueue"] or "-", str(e["priority"]), e["state"],
+                  _fmt_s(e["createdAt"]), _fmt_s(e["admittedAt"]), _fmt_s(e["finishedAt"]), str(e["evictions"]),
+                  e["message"])
+    console.print(w)
+
+
+def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
+    """(workload, kind of bar, start s, end s, label) for waiting and holding-quota periods."""
+    end = sim.now / 1000
+    out = []
+    state: dict[str, tuple[str, float]] = {}
+    for e in sim.events:
+        key, t = e["workload"], e["at"]
+        prev = state.get(key)
+        kind = {"Created": "wait", "QuotaReserved": "reserved", "Admitted": "run", "Preempted": "wait",
+                "Evicted": "wait", "Finished": None, "Deleted": None, "Inadmissible": "inadmissible"}.get(e["type"], "")
+        if kind == "":
+            continue
+        if prev is not None and (kind is None or kind != prev[0]):
+            if t > prev[1] or prev[0] == "run":
+                out.append((key, prev[0], prev[1], t, e["type"]))
+        if kind is None:
+            state.pop(key, None)
+        elif prev is None or kind != prev[0]:
+            state[key] = (kind, t)
+    for key, (kind, start) in state.items():
+        out.append((key, kind, start, max(end, start), "end"))
+    return sorted(out, key=lambda x: (x[2], x[0]))
+
+
+def markdown(sim: Any, result: dict[str, Any]) -> str:
+    lines = [f"## Simulation `{result['scenario']}`", ""]
+    lines += ["| team | workloads | admitted | waiting | never admissible | wait p50 | wait p95 | wait max | preemptions |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in team_rows(sim):
+        lines.append(f"| {r['team']} | {r['workloads']} | {r['admitted']} | {r['waiting']} | {r['inadmissible']} | "
+                     f"{_fmt_s(r['p50'])} | {_fmt_s(r['p95'])} | {_fmt_s(r['max'])} | {r['preemptions']} |")
+    lines += ["", "| flavor | resource | nominal | peak | average |", "|---|---|---:|---:|---:|"]
+    for r in utilisation(sim):
+        lines.append(f"| {r['flavor']} | {r['resource']} | {format_resource_value(r['resource'], r['quota'])} | "
+                     f"{format_resource_value(r['resource'], r['peak'])} | {_pct(r['average'], r['quota'])} |")
+    lines += ["", "```mermaid", "gantt", f"    title {result['scenario']}", "    dateFormat X", "    axisFormat %s"]
+    by_wl: dict[str, list[tuple[str, float, float]]] = {}
+    for key, kind, start, end, _ in _intervals(sim):
+        by_wl.setdefault(key, []).append((kind, start, end))
+    tag = {"wait": "", "reserved": "active, ", "run": "done, ", "inadmissible": "crit, "}
+    for key in [w.key for w in sim.workloads][:200]:
+        lines.append(f"    section {key}")
+        for kind, start, end in by_wl.get(key, []):
+            lines.append(f"    {kind} : {tag.get(kind, '')}{int(start)}, {max(int(end), int(start) + 1)}")
+    lines += ["```", ""]
+    if len(sim.workloads) > 200:
+        lines.append(f"(Gantt chart shows the first 200 of {len(sim.workloads)} workloads.)")
+    preempts = [e for e in result["events"] if e["type"] in ("Preempted", "Evicted")]
+    if preempts:
+        lines += ["", "| at | workload | by | reason |", "|---:|---|---|---|"]
+        for e in preempts:
+            lines.append(f"| {e['at']} | {e['workload']} | {e.get('by', '-')} | {e.get('reason', '')} |")
+    return "\n".join(lines)
+
+
+def plot(sim: Any, result: dict[str, Any], path: Path) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise KueueplanError("--plot needs matplotlib", hint="pip install 'kueueplan[plot]'") from None
+    keys = [w.key for w in sim.workloads][:300]
+    index = {k: i for i, k in enumerate(keys)}
+    colors = {"wait": "#d0d0d0", "reserved": "#f0c040", "run": "#3a7bd5", "inadmissible": "#d04040"}
+    fig, ax = plt.subplots(figsize=(10, max(2.5, 0.3 * len(keys) + 1)))
+    for key, kind, start, end, _ in _intervals(sim):
+        if key in index:
+            ax.barh(index[key], max(end - start, 0.001), left=start, color=colors.get(kind, "#888"), height=0.6)
+    for e in result["events"]:
+        if e["type"] == "Preempted" and e["workload"] in index:
+            ax.plot(e["at"], index[e["workload"]], marker="x", color="black")
+    ax.set_yticks(range(len(keys)), labels=keys, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds")
+    ax.set_title(f"{result['scenario']}: grey waiting, blue admitted, yellow quota reserved, red inadmissible, x preempted")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

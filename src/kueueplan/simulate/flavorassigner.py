@@ -1,0 +1,282 @@
+"""Flavor assignment, after Kueue's pkg/scheduler/flavorassigner/flavorassigner.go (semantics doc §3).
+
+Pod sets are assigned in order; per resource group one flavor is chosen for all covered resources of the
+pod set; flavors are scanned in the ClusterQueue's order with the FlavorFungibility stopping rule; per
+(flavor, resource) the quota check yields fit / preempt / reclaim / no candidates / no fit, using a
+single-resource preemption simulation (the "oracle") where Kueue does.
+Not modelled: resuming the scan from the last tried flavor across cycles (every attempt starts at the
+first flavor), TAS pod-set groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from kueueplan.kube.objects import (ClusterQueue, Requirement, ResourceFlavor, ResourceGroup,
+                                    MAY_STOP_SEARCH, TRY_NEXT_FLAVOR)
+from kueueplan.kube.podsets import PodSet
+from kueueplan.kube.quantity import format_resource_value
+from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits
+
+# preemption modes, worst to best (flavorassigner.go preemptionMode)
+NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
+# representative (FlavorAssignmentMode) values
+MODE_NO_FIT, MODE_PREEMPT, MODE_FIT = "NoFit", "Preempt", "Fit"
+
+Oracle = Callable[[FR, int], tuple[int, int]]  # (fr, quantity) -> (NO_CANDIDATES|PREEMPT|RECLAIM, borrow)
+
+
+def assignment_mode(mode: int) -> str:
+    if mode == NO_FIT:
+        return MODE_NO_FIT
+    if mode == FIT:
+        return MODE_FIT
+    return MODE_PREEMPT
+
+
+def is_preferred(a: tuple[int, int], b: tuple[int, int], preference: str | None) -> bool:
+    """isPreferred over (mode, borrowing level) pairs."""
+    if a[0] == NO_FIT:
+        return False
+    if b[0] == NO_FIT:
+        return True
+    a_nc, b_nc = a[0] == NO_CANDIDATES, b[0] == NO_CANDIDATES
+    if a_nc != b_nc:
+        return not a_nc
+    if preference == "PreemptionOverBorrowing":
+        if a[1] != b[1]:
+            return a[1] < b[1]
+        return a[0] > b[0]
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1]
+
+
+def should_try_next_flavor(mode: tuple[int, int], when_can_preempt: str, when_can_borrow: str) -> bool:
+    if mode[0] in (NO_FIT, NO_CANDIDATES):
+        return True
+    if mode[0] in (PREEMPT, RECLAIM) and when_can_preempt == TRY_NEXT_FLAVOR:
+        return True
+    if mode[1] > 0 and when_can_borrow == TRY_NEXT_FLAVOR:
+        return True
+    return False
+
+
+@dataclass
+class PodSetAssignment:
+    name: str
+    count: int
+    requests: dict[str, int]  # totals for the pod set
+    flavors: dict[str, str] = field(default_factory=dict)
+    modes: dict[str, str] = field(default_factory=dict)
+
+    def mode(self) -> str:
+        if self.requests and not self.flavors:
+            return MODE_NO_FIT
+        worst = MODE_FIT
+        for m in self.modes.values():
+            if m == MODE_NO_FIT:
+                return MODE_NO_FIT
+            if m == MODE_PREEMPT:
+                worst = MODE_PREEMPT
+        return worst
+
+
+@dataclass
+class Assignment:
+    pod_sets: list[PodSetAssignment] = field(default_factory=list)
+    usage: dict[FR, int] = field(default_factory=dict)
+    borrowing: int = 0
+    reasons: list[str] = field(default_factory=list)
+    no_fit_reason: str = ""  # Kueue's QuotaReserved reason when NoFit
+    failed: bool = False
+
+    def mode(self) -> str:
+        if self.failed or not self.pod_sets:
+            return MODE_NO_FIT
+        worst = MODE_FIT
+        for ps in self.pod_sets:
+            m = ps.mode()
+            if m == MODE_NO_FIT:
+                return MODE_NO_FIT
+            if m == MODE_PREEMPT:
+                worst = MODE_PREEMPT
+        return worst
+
+    def frs_need_preemption(self) -> set[FR]:
+        return {(f, r) for ps in self.pod_sets for r, f in ps.flavors.items() if ps.modes.get(r) == MODE_PREEMPT}
+
+    def flavors_by_pod_set(self) -> dict[str, dict[str, str]]:
+        return {ps.name: dict(sorted(ps.flavors.items())) for ps in self.pod_sets}
+
+    def message(self) -> str:
+        return "; ".join(dict.fromkeys(self.reasons))
+
+
+def _node_matches(terms: tuple, labels: Mapping[str, str], allowed: set[str]) -> bool:
+    """Required node affinity against a fake node with the flavor's labels, keys outside them ignored."""
+    if not terms:
+        return True
+    any_term = False
+    for term in terms:
+        if not isinstance(term, Mapping):
+            continue
+        reqs = [Requirement(str(e.get("key", "")), str(e.get("operator", "")), tuple(str(v) for v in e.get("values") or []))
+                for e in term.get("matchExpressions") or [] if isinstance(e, Mapping) and e.get("key") in allowed]
+        if not reqs:
+            return True  # an emptied OR-term: affinity ignored (flavorSelector)
+        any_term = True
+        if all(r.matches(labels) for r in reqs):
+            return True
+    return not any_term
+
+
+def flavor_matches(ps: PodSet, flavor: ResourceFlavor) -> str | None:
+    """None if the pod set may run on the flavor's nodes, else the reason."""
+    tolerations = ps.tolerations + flavor.tolerations
+    for taint in flavor.node_taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return f"untolerated taint {taint.key}={taint.value}:{taint.effect} in flavor {flavor.name}"
+    labels = flavor.labels
+    for k, v in ps.node_selector:
+        if k in labels and labels[k] != v:
+            return f"flavor {flavor.name} doesn't match node affinity"
+    if not _node_matches(ps.required_affinity, labels, set(labels)):
+        return f"flavor {flavor.name} doesn't match node affinity"
+    return None
+
+
+class FlavorAssigner:
+    def __init__(self, cq: ClusterQueue, node: Node, flavors: Mapping[str, ResourceFlavor], oracle: Oracle,
+                 fair_sharing: bool = False) -> None:
+        self.cq = cq
+        self.node = node
+        self.flavors = flavors
+        self.oracle = oracle
+        self.fair_sharing = fair_sharing
+        self.covers_pods = cq.group_for("pods") is not None
+
+    def assign(self, pod_sets: tuple[PodSet, ...], counts: list[int] | None = None) -> Assignment:
+        result = Assignment()
+        for i, ps in enumerate(pod_sets):
+            count = ps.count if counts is None else counts[i]
+            requests = ps.total(count)
+            if self.covers_pods:
+                requests["pods"] = count
+            psa = PodSetAssignment(ps.name, count, requests)
+            for res in sorted(requests):
+                qty = requests[res]
+                group = self.cq.group_for(res)
+                if group is None:
+                    if qty == 0:
+                        continue
+                    result.reasons.append(f"resource {res} unavailable in ClusterQueue")
+                    result.no_fit_reason = "ResourceNotCovered"
+                    result.failed = True
+                    psa.flavors = {}
+                    result.pod_sets.append(psa)
+                    return result
+                if res in psa.flavors:
+                    continue
+                chosen = self._find_flavor(ps, requests, group, result)
+                if chosen is None:
+                    result.failed = True
+                    psa.flavors = {}
+                    result.pod_sets.append(psa)
+                    return result
+                for r, (fname, mode, borrow) in chosen.items():
+                    psa.flavors[r] = fname
+                    psa.modes[r] = assignment_mode(mode)
+                    result.borrowing = max(result.borrowing, borrow)
+            result.pod_sets.append(psa)
+            for r, f in psa.flavors.items():
+                fr = (f, r)
+                result.usage[fr] = result.usage.get(fr, 0) + requests[r]
+        return result
+
+    def _find_flavor(self, ps: PodSet, requests: dict[str, int], group: ResourceGroup, result: Assignment
+                     ) -> dict[str, tuple[str, int, int]] | None:
+        covered = {r: v for r, v in requests.items() if r in group.covered_resources}
+        ff = self.cq.flavor_fungibility
+        best: dict[str, tuple[str, int, int]] | None = None
+        best_mode = (NO_FIT, 1 << 30)
+        for fq in group.flavors:
+            fname = fq.name
+            flavor = self.flavors.get(fname)
+            if flavor is None:
+                result.reasons.append(f"flavor {fname} not found")
+                result.no_fit_reason = result.no_fit_reason or "NoMatchingFlavor"
+                continue
+            why = flavor_matches(ps, flavor)
+            if why is not None:
+                result.reasons.append(why)
+                result.no_fit_reason = result.no_fit_reason or "NoMatchingFlavor"
+                continue
+            rep = (FIT, 0)
+            assignments: dict[str, tuple[str, int, int]] = {}
+            for r in sorted(covered):
+                fr = (fname, r)
+                mode, borrow = self._fits_resource_quota(fr, result.usage.get(fr, 0), covered[r])
+                m = (mode, borrow)
+                if is_preferred(rep, m, ff.preference):
+                    rep = m
+                if rep[0] == NO_FIT:
+                    break
+                assignments[r] = (fname, mode, borrow)
+            if not should_try_next_flavor(rep, ff.when_can_preempt, ff.when_can_borrow):
+                return assignments
+            if is_preferred(rep, best_mode, ff.preference):
+                best, best_mode = assignments, rep
+        if best_mode[0] == NO_FIT:
+            return None
+        return best
+
+    def _fits_resource_quota(self, fr: FR, assumed: int, request: int) -> tuple[int, int]:
+        node = self.node
+        val = assumed + request
+        max_capacity = node.potential_available(fr)
+        res = fr[1]
+        if val > max_capacity:
+            self._reason(f"insufficient quota for {res} in flavor {fr[0]}, previously considered podsets requests "
+                         f"({format_resource_value(res, assumed)}) + current podset request "
+                         f"({format_resource_value(res, request)}) > maximum capacity "
+                         f"({format_resource_value(res, max_capacity)})", "ExceedsMaxQuota")
+            return NO_FIT, 0
+        borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(node, fr, val)
+        available = node.cq_available(fr)
+        if val <= available:
+            return FIT, borrow
+        self._reason(f"insufficient unused quota for {res} in flavor {fr[0]}, "
+                     f"{format_resource_value(res, val - available)} more needed", "WaitingForQuota")
+        if node.nominal(fr) >= val or may_reclaim or self._can_preempt_while_borrowing():
+            return self.oracle(fr, val)
+        return NO_FIT, borrow
+
+    def _can_preempt_while_borrowing(self) -> bool:
+        p = self.cq.preemption
+        return p.borrow_within_cohort.policy != "Never" or (self.fair_sharing and p.reclaim_within_cohort != "Never")
+
+    def _reason(self, text: str, reason: str) -> None:
+        self.last_reasons.append(text)
+        if reason == "ExceedsMaxQuota" or not self.last_no_fit:
+            self.last_no_fit = reason
+
+    last_reasons: list[str]
+    last_no_fit: str
+
+    def run(self, pod_sets: tuple[PodSet, ...], counts: list[int] | None = None) -> Assignment:
+        """assign() and attach the quota messages gathered on the way."""
+        self.last_reasons = []
+        self.last_no_fit = ""
+        a = self.assign(pod_sets, counts)
+        a.reasons.extend(self.last_reasons)
+        if not a.no_fit_reason:
+            a.no_fit_reason = self.last_no_fit
+        return a
+
+
+__all__ = ["FlavorAssigner", "Assignment", "PodSetAssignment", "flavor_matches", "MODE_FIT", "MODE_PREEMPT",
+           "MODE_NO_FIT", "NO_FIT", "NO_CANDIDATES", "PREEMPT", "RECLAIM", "FIT", "MAY_STOP_SEARCH"]

@@ -1,0 +1,236 @@
+"""Classical preemption, after Kueue's pkg/scheduler/preemption (semantics doc §6.1-§6.3).
+
+Candidates: same-CQ workloads allowed by `withinClusterQueue`, and (hierarchical reclaim) workloads of
+CQs over nominal found while walking from the preemptor's parent to the root, classified as
+hierarchical / reclaim-without-borrowing / reclaim-while-borrowing; ordered by CandidatesOrdering;
+one or two greedy passes with or without borrowing; then the minimal set (fillBackWorkloads).
+All trial removals are made on the live quota tree and undone before returning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Protocol
+
+from kueueplan.kube.objects import ClusterQueue, LOWER_OR_NEWER_EQUAL_PRIORITY, LOWER_PRIORITY, ANY, NEVER
+from kueueplan.simulate.resource_node import FR, Node, QuotaTree, find_height_of_lowest_subtree_that_fits
+from kueueplan.simulate.flavorassigner import NO_CANDIDATES, PREEMPT, RECLAIM
+from kueueplan.simulate.workload import SimWorkload
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+
+# preemption variants (classical/hierarchical_preemption.go)
+V_NEVER, V_WITHIN_CQ, V_HIERARCHICAL, V_RECLAIM_WITHOUT_BORROWING, V_RECLAIM_WHILE_BORROWING = range(5)
+_REASON = {V_WITHIN_CQ: IN_CLUSTER_QUEUE, V_HIERARCHICAL: IN_COHORT_RECLAMATION,
+           V_RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
+           V_RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING}
+
+
+class State(Protocol):
+    tree: QuotaTree
+    cluster_queues: dict[str, ClusterQueue]
+
+    def workloads_in(self, cq: str) -> Iterable[SimWorkload]: ...
+
+
+@dataclass
+class Target:
+    workload: SimWorkload
+    reason: str
+
+
+@dataclass
+class _Candidate:
+    wl: SimWorkload
+    lca: Node | None
+    variant: int
+
+
+def candidates_order_key(wl: SimWorkload, preemptor_cq: str) -> tuple:
+    """CandidatesOrdering: other CQs first, lower priority, most recently reserved, then creation."""
+    return (wl.cluster_queue == preemptor_cq, wl.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
+
+
+def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str) -> bool:
+    lower = preemptor.priority > candidate.priority
+    if policy == LOWER_PRIORITY:
+        return lower
+    if policy == LOWER_OR_NEWER_EQUAL_PRIORITY:
+        newer_equal = (preemptor.priority == candidate.priority and
+                       (preemptor.queue_ts, preemptor.seq) < (candidate.queue_ts, candidate.seq))
+        return lower or newer_equal
+    return policy == ANY
+
+
+def _uses(wl: SimWorkload, frs: set[FR]) -> bool:
+    return any(fr in frs for fr in wl.usage)
+
+
+class Preemptor:
+    """Finds preemption targets for one preemptor against the current state."""
+
+    def __init__(self, state: State, wl: SimWorkload, cq: ClusterQueue, frs: set[FR], usage: dict[FR, int]) -> None:
+        self.state = state
+        self.wl = wl
+        self.cq = cq
+        self.node = state.tree.cqs[cq.name]
+        self.frs = frs
+        self.usage = usage
+
+    # -- classification -----------------------------------------------------------
+
+    def _bwc_forbidden(self) -> tuple[bool, int | None]:
+        bwc = self.cq.preemption.borrow_within_cohort
+        if bwc.policy == NEVER:
+            return True, None
+        return False, bwc.max_priority_threshold
+
+    def _variant(self, cand: SimWorkload, hierarchical: bool) -> int:
+        if not _uses(cand, self.frs):
+            return V_NEVER
+        same = cand.cluster_queue == self.cq.name
+        policy = self.cq.preemption.within_cluster_queue if same else self.cq.preemption.reclaim_within_cohort
+        if not satisfies_policy(self.wl, cand, policy):
+            return V_NEVER
+        if same:
+            return V_WITHIN_CQ
+        if hierarchical:
+            return V_HIERARCHICAL
+        forbidden, threshold = self._bwc_forbidden()
+        if forbidden:
+            return V_RECLAIM_WITHOUT_BORROWING
+        if cand.priority >= self.wl.priority or (threshold is not None and cand.priority > threshold):
+            return V_RECLAIM_WITHOUT_BORROWING
+        return V_RECLAIM_WHILE_BORROWING
+
+    def _from_cq(self, node: Node, lca: Node | None, hierarchical: bool) -> list[_Candidate]:
+        out = []
+        for w in self.state.workloads_in(node.name):
+            v = self._variant(w, hierarchical)
+            if v != V_NEVER:
+                out.append(_Candidate(w, lca, v))
+        return out
+
+    def _collect_subtree(self, current: Node, subtree_root: Node, skip: Node | None, hierarchical: bool,
+                         out: list[_Candidate]) -> None:
+        for child in current.child_cohorts:
+            if child is skip or child.within_nominal_in(self.frs):
+                continue
+            self._collect_subtree(child, subtree_root, skip, hierarchical, out)
+        for child in current.child_cqs:
+            if child is self.node:
+                continue
+            if not child.within_nominal_in(self.frs):
+                out.extend(self._from_cq(child, subtree_root, hierarchical))
+
+    def _collect_hierarchical(self) -> tuple[list[_Candidate], list[_Candidate]]:
+        hier: list[_Candidate] = []
+        prio: list[_Candidate] = []
+        if self.node.parent is None or self.cq.preemption.reclaim_within_cohort == NEVER:
+            return hier, prio
+        previous: Node | None = None
+        advantage, remaining = self.node.quantities_fit_in_quota(self.usage)
+        for current in self.node.path_parent_to_root():
+            self._collect_subtree(current, current, previous, advantage, hier if advantage else prio)
+            fits, remaining = current.quantities_fit_in_quota(remaining)
+            advantage = advantage or fits
+            previous = current
+        return hier, prio
+
+    # -- the search -------------------------------------------------------------
+
+    def _fits(self, allow_borrowing: bool) -> bool:
+        for fr, v in self.usage.items():
+            if not allow_borrowing and self.node.borrowing_with(fr, v):
+                return False
+            if v > self.node.cq_available(fr):
+                return False
+        return True
+
+    def _valid(self, c: _Candidate, borrow: bool) -> bool:
+        if c.wl.cluster_queue == self.cq.name:
+            return True
+        if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
+            return False
+        node = self.state.tree.cqs[c.wl.cluster_queue]
+        if node.within_nominal_in(self.frs):
+            return False
+        for anc in node.path_parent_to_root():
+            if anc is c.lca:
+                break
+            if anc.within_nominal_in(self.frs):
+                return False
+        return True
+
+    def _under_nominal_in_needed(self) -> bool:
+        return all(self.node.nominal(fr) > self.node.usage.get(fr, 0) for fr in self.frs)
+
+    def _remove(self, wl: SimWorkload) -> None:
+        self.state.tree.cqs[wl.cluster_queue].remove_usages(wl.usage)
+
+    def _restore(self, wl: SimWorkload) -> None:
+        self.state.tree.cqs[wl.cluster_queue].add_usages(wl.usage)
+
+    def targets(self) -> list[Target]:
+        same: list[_Candidate] = []
+        if self.cq.preemption.within_cluster_queue != NEVER:
+            same = self._from_cq(self.node, None, False)
+        hier, prio = self._collect_hierarchical()
+        key = lambda c: candidates_order_key(c.wl, self.cq.name)  # noqa: E731
+        candidates = sorted(hier, key=key) + sorted(prio, key=key) + sorted(same, key=key)
+        forbidden, _ = self._bwc_forbidden()
+        if not hier and not prio or (forbidden and not self._under_nominal_in_needed()):
+            attempts = [True]
+        elif forbidden and not hier:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for borrow in attempts:
+            chosen: list[_Candidate] = []
+            for c in candidates:
+                if not self._valid(c, borrow):
+                    continue
+                self._remove(c.wl)
+                chosen.append(c)
+                if self._fits(borrow):
+                    chosen = self._fill_back(chosen, borrow)
+                    for t in chosen:
+                        self._restore(t.wl)
+                    return [Target(c.wl, _REASON[c.variant]) for c in chosen]
+            for t in chosen:
+                self._restore(t.wl)
+        return []
+
+    def _fill_back(self, chosen: list[_Candidate], borrow: bool) -> list[_Candidate]:
+        for i in range(len(chosen) - 2, -1, -1):
+            self._restore(chosen[i].wl)
+            if self._fits(borrow):
+                chosen[i] = chosen[-1]
+                chosen.pop()
+            else:
+                self._remove(chosen[i].wl)
+        return chosen
+
+
+def get_targets(state: State, wl: SimWorkload, cq: ClusterQueue, frs: set[FR], usage: dict[FR, int]) -> list[Target]:
+    return Preemptor(state, wl, cq, frs, usage).targets()
+
+
+def simulate_preemption(state: State, wl: SimWorkload, cq: ClusterQueue, fr: FR, quantity: int) -> tuple[int, int]:
+    """The preemption oracle for one (flavor, resource): possibility and borrowing level afterwards."""
+    node = state.tree.cqs[cq.name]
+    targets = get_targets(state, wl, cq, {fr}, {fr: quantity})
+    if not targets:
+        borrow, _ = find_height_of_lowest_subtree_that_fits(node, fr, quantity)
+        return NO_CANDIDATES, borrow
+    for t in targets:
+        state.tree.cqs[t.workload.cluster_queue].remove_usages(t.workload.usage)
+    borrow, _ = find_height_of_lowest_subtree_that_fits(node, fr, quantity)
+    for t in targets:
+        state.tree.cqs[t.workload.cluster_queue].add_usages(t.workload.usage)
+    if any(t.workload.cluster_queue == cq.name for t in targets):
+        return PREEMPT, borrow
+    return RECLAIM, borrow

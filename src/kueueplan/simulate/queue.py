@@ -1,0 +1,147 @@
+"""Per-ClusterQueue pending queues, after Kueue's pkg/cache/queue (semantics doc §4).
+
+Order: the sticky preemptor (BestEffortFIFO), then higher priority, then older queue-order timestamp,
+then creation order. BestEffortFIFO parks a head that cannot be admitted in the inadmissible set until
+a requeue-all; with SchedulingEquivalenceHashing every pending workload with the same scheduling hash is
+parked with it. StrictFIFO keeps the head in place.
+
+Data structure: pending workloads are bucketed by equivalence hash, one binary heap per bucket. Parking
+a bucket and a requeue-all are O(1) (a bucket flag), and taking the head costs O(buckets + log n), so a
+scheduling cycle does not depend on the total number of pending workloads.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+from kueueplan.simulate.workload import SimWorkload
+
+
+def _order(wl: SimWorkload) -> tuple[int, int, int]:
+    return (-wl.priority, wl.queue_ts, wl.seq)
+
+
+@dataclass
+class _Bucket:
+    heap: list[tuple[tuple[int, int, int], int, SimWorkload]] = field(default_factory=list)
+    parked: bool = False
+    verdict: str | None = None  # why the parked bucket can never be admitted, if it can't
+
+
+@dataclass
+class ClusterQueueQueue:
+    name: str
+    strict_fifo: bool = False
+    buckets: dict[Any, _Bucket] = field(default_factory=dict)
+    members: dict[str, tuple[Any, int]] = field(default_factory=dict)  # key -> (bucket hash, token)
+    inadmissible: dict[str, SimWorkload] = field(default_factory=dict)  # parked one by one
+    sticky: str | None = None
+    _token: int = 0
+
+    def __len__(self) -> int:
+        return len(self.members) + len(self.inadmissible)
+
+    def push(self, wl: SimWorkload) -> str | None:
+        """Add (or re-add) a workload to its bucket heap; returns the bucket's never-admissible verdict if parked."""
+        self.inadmissible.pop(wl.key, None)
+        if wl.key in self.members:
+            return None
+        h = wl.equivalence_hash()
+        self._token += 1
+        self.members[wl.key] = (h, self._token)
+        bucket = self.buckets.get(h)
+        if bucket is None:
+            bucket = self.buckets[h] = _Bucket()
+        heapq.heappush(bucket.heap, (_order(wl), self._token, wl))
+        return bucket.verdict if bucket.parked else None
+
+    def remove(self, key: str) -> None:
+        self.members.pop(key, None)  # heap entries are dropped lazily
+        self.inadmissible.pop(key, None)
+        if self.sticky == key:
+            self.sticky = None
+
+    def _top(self, bucket: _Bucket) -> SimWorkload | None:
+        heap = bucket.heap
+        while heap:
+            _, token, wl = heap[0]
+            member = self.members.get(wl.key)
+            if member is not None and member[1] == token:
+                return wl
+            heapq.heappop(heap)
+        return None
+
+    def head(self) -> SimWorkload | None:
+        """The next workload to try, without removing it."""
+        if self.sticky is not None and self.sticky in self.members:
+            h, token = self.members[self.sticky]
+            for entry in self.buckets[h].heap:
+                if entry[1] == token:
+                    return entry[2]
+        best: SimWorkload | None = None
+        empty = []
+        for h, bucket in self.buckets.items():
+            if bucket.parked:
+                continue
+            top = self._top(bucket)
+            if top is None:
+                empty.append(h)
+                continue
+            if best is None or _order(top) < _order(best):
+                best = top
+        for h in empty:
+            if not self.buckets[h].parked:
+                del self.buckets[h]
+        return best
+
+    def pop_head(self) -> SimWorkload | None:
+        wl = self.head()
+        if wl is not None:
+            self.members.pop(wl.key, None)
+        return wl
+
+    def park(self, wl: SimWorkload, bulk: bool, verdict: str | None = None) -> list[SimWorkload]:
+        """BestEffortFIFO: move a failed head (and, if bulk, its equivalents) out of the way.
+
+        Returns the equivalents parked with it (they share the head's verdict)."""
+        if bulk:
+            h = wl.equivalence_hash()
+            bucket = self.buckets.get(h)
+            if bucket is None:
+                bucket = self.buckets[h] = _Bucket()
+            self._token += 1
+            self.members[wl.key] = (h, self._token)
+            heapq.heappush(bucket.heap, (_order(wl), self._token, wl))
+            bucket.parked = True
+            bucket.verdict = verdict
+            if verdict is None:
+                return []
+            return [w for _, token, w in bucket.heap if w is not wl and self.members.get(w.key, (None, -1))[1] == token]
+        self.inadmissible[wl.key] = wl
+        return []
+
+    def requeue_all(self) -> bool:
+        """Move every parked workload back; True if anything moved."""
+        moved = bool(self.inadmissible)
+        for bucket in self.buckets.values():
+            if bucket.parked:
+                bucket.parked = False
+                bucket.verdict = None
+                moved = True
+        parked = list(self.inadmissible.values())
+        self.inadmissible.clear()
+        for wl in parked:
+            self.push(wl)
+        return moved
+
+    def pending(self) -> list[SimWorkload]:
+        out = []
+        for bucket in self.buckets.values():
+            for _, token, wl in bucket.heap:
+                m = self.members.get(wl.key)
+                if m is not None and m[1] == token:
+                    out.append(wl)
+        out.extend(self.inadmissible.values())
+        return sorted(out, key=_order)

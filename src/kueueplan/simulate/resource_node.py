@@ -1,0 +1,258 @@
+"""The quota tree: ClusterQueues and cohorts with per-(flavor, resource) quota and usage.
+
+Mirrors Kueue's pkg/cache/scheduler/resource_node.go (semantics doc §2.3): SubtreeQuota, localQuota,
+Usage that only spills the overflow above a child's guaranteed part into its parent, `available`,
+`potential_available`, and the borrowing height of pkg/scheduler/preemption/classical.
+Amounts are ints in Kueue units; absent limits are None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from kueueplan.kube.objects import Cluster, ClusterQueue, ResourceGroup
+
+FR = tuple[str, str]  # (flavor, resource)
+
+
+@dataclass
+class Quota:
+    nominal: int = 0
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass(eq=False)
+class Node:
+    """A ClusterQueue (is_cq) or a cohort (object or implicit)."""
+
+    name: str
+    is_cq: bool
+    parent: "Node | None" = None
+    quotas: dict[FR, Quota] = field(default_factory=dict)
+    subtree: dict[FR, int] = field(default_factory=dict)
+    usage: dict[FR, int] = field(default_factory=dict)
+    child_cqs: list["Node"] = field(default_factory=list)
+    child_cohorts: list["Node"] = field(default_factory=list)
+    height: int = 0
+
+    def __repr__(self) -> str:
+        return f"{'CQ' if self.is_cq else 'Cohort'}({self.name})"
+
+    # -- quota arithmetic (resource_node.go) ---------------------------------
+
+    def local_quota(self, fr: FR) -> int:
+        q = self.quotas.get(fr)
+        if q is not None and q.lending_limit is not None:
+            return max(0, self.subtree.get(fr, 0) - q.lending_limit)
+        return 0
+
+    def local_available(self, fr: FR) -> int:
+        return max(0, self.local_quota(fr) - self.usage.get(fr, 0))
+
+    def available(self, fr: FR) -> int:
+        if self.parent is None:
+            return self.subtree.get(fr, 0) - self.usage.get(fr, 0)
+        parent_available = self.parent.available(fr)
+        q = self.quotas.get(fr)
+        if q is not None and q.borrowing_limit is not None:
+            lq = self.local_quota(fr)
+            stored_in_parent = self.subtree.get(fr, 0) - lq
+            used_in_parent = max(0, self.usage.get(fr, 0) - lq)
+            parent_available = min(stored_in_parent - used_in_parent + q.borrowing_limit, parent_available)
+        return self.local_available(fr) + parent_available
+
+    def cq_available(self, fr: FR) -> int:
+        """ClusterQueueSnapshot.Available: clamped at zero."""
+        return max(0, self.available(fr))
+
+    def potential_available(self, fr: FR) -> int:
+        if self.parent is None:
+            return self.subtree.get(fr, 0)
+        avail = self.local_quota(fr) + self.parent.potential_available(fr)
+        q = self.quotas.get(fr)
+        if q is not None and q.borrowing_limit is not None:
+            avail = min(self.subtree.get(fr, 0) + q.borrowing_limit, avail)
+        return avail
+
+    def add_usage(self, fr: FR, val: int) -> None:
+        local_available = self.local_available(fr)
+        self.usage[fr] = self.usage.get(fr, 0) + val
+        if self.parent is not None and val > local_available:
+            self.parent.add_usage(fr, val - local_available)
+
+    def remove_usage(self, fr: FR, val: int) -> None:
+        stored_in_parent = self.usage.get(fr, 0) - self.local_quota(fr)
+        self.usage[fr] = self.usage.get(fr, 0) - val
+        if stored_in_parent <= 0 or self.parent is None:
+            return
+        self.parent.remove_usage(fr, min(val, stored_in_parent))
+
+    def add_usages(self, usage: dict[FR, int]) -> None:
+        for fr, v in usage.items():
+            self.add_usage(fr, v)
+
+    def remove_usages(self, usage: dict[FR, int]) -> None:
+        for fr, v in usage.items():
+            self.remove_usage(fr, v)
+
+    def borrowing_with(self, fr: FR, val: int) -> bool:
+        return self.usage.get(fr, 0) + val > self.subtree.get(fr, 0)
+
+    def borrowing(self, fr: FR) -> bool:
+        return self.borrowing_with(fr, 0)
+
+    def within_nominal_in(self, frs: Iterable[FR]) -> bool:
+        return all(self.subtree.get(fr, 0) >= self.usage.get(fr, 0) for fr in frs)
+
+    def quantities_fit_in_quota(self, requests: dict[FR, int]) -> tuple[bool, dict[FR, int]]:
+        fits = True
+        remaining = {}
+        for fr, v in requests.items():
+            if self.subtree.get(fr, 0) < self.usage.get(fr, 0) + v:
+                fits = False
+            remaining[fr] = max(0, v - self.local_available(fr))
+        return fits, remaining
+
+    def path_parent_to_root(self) -> Iterator["Node"]:
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def root(self) -> "Node":
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def nominal(self, fr: FR) -> int:
+        q = self.quotas.get(fr)
+        return q.nominal if q is not None else 0
+
+    def subtree_nodes(self) -> Iterator["Node"]:
+        yield self
+        for c in self.child_cohorts:
+            yield from c.subtree_nodes()
+        for c in self.child_cqs:
+            yield c
+
+    def subtree_cqs(self) -> Iterator["Node"]:
+        for n in self.subtree_nodes():
+            if n.is_cq:
+                yield n
+
+
+def find_height_of_lowest_subtree_that_fits(cq: Node, fr: FR, val: int) -> tuple[int, bool]:
+    """Borrowing level (semantics §2.4) and whether a smaller subtree than the whole tree fits."""
+    if not cq.borrowing_with(fr, val) or cq.parent is None:
+        return 0, cq.parent is not None
+    remaining = val - cq.local_available(fr)
+    for node in cq.path_parent_to_root():
+        if not node.borrowing_with(fr, remaining):
+            return node.height, node.parent is not None
+        remaining -= node.local_available(fr)
+    return cq.root().height, False
+
+
+def _quotas(groups: tuple[ResourceGroup, ...]) -> dict[FR, Quota]:
+    out: dict[FR, Quota] = {}
+    for g in groups:
+        for f in g.flavors:
+            for r in f.resources:
+                out[(f.name, r.name)] = Quota(r.nominal_quota, r.borrowing_limit, r.lending_limit)
+    return out
+
+
+@dataclass
+class QuotaTree:
+    cqs: dict[str, Node]
+    cohorts: dict[str, Node]
+    cyclic: set[str]  # CQ names inside a cohort cycle (inactive, reason HasCycle)
+
+    def cq(self, name: str) -> Node | None:
+        return self.cqs.get(name)
+
+
+def build_tree(cluster: Cluster) -> QuotaTree:
+    """Build the tree (without usage) from the cluster's ClusterQueues and Cohorts."""
+    cohorts: dict[str, Node] = {}
+
+    def cohort(name: str) -> Node:
+        node = cohorts.get(name)
+        if node is None:
+            node = cohorts[name] = Node(name, False)
+            obj = cluster.cohorts.get(name)
+            if obj is not None:
+                node.quotas = _quotas(obj.resource_groups)
+        return node
+
+    for name in sorted(cluster.cohorts):
+        cohort(name)
+    parent_of: dict[str, str | None] = {n: o.parent_name for n, o in cluster.cohorts.items()}
+    cyclic_cohorts = _cycles(parent_of)
+    for name in sorted(cluster.cohorts):
+        p = parent_of.get(name)
+        if p and name not in cyclic_cohorts:
+            node, parent = cohort(name), cohort(p)
+            node.parent = parent
+            parent.child_cohorts.append(node)
+    cqs: dict[str, Node] = {}
+    cyclic_cqs: set[str] = set()
+    for name in sorted(cluster.cluster_queues):
+        obj: ClusterQueue = cluster.cluster_queues[name]
+        node = Node(name, True, quotas=_quotas(obj.resource_groups))
+        cqs[name] = node
+        if obj.cohort_name:
+            if obj.cohort_name in cyclic_cohorts:
+                cyclic_cqs.add(name)
+                continue
+            parent = cohort(obj.cohort_name)
+            node.parent = parent
+            parent.child_cqs.append(node)
+    for node in cqs.values():
+        node.subtree = {fr: q.nominal for fr, q in node.quotas.items()}
+    for node in cohorts.values():
+        if node.parent is None:
+            _update_cohort(node)
+    return QuotaTree(cqs, cohorts, cyclic_cqs)
+
+
+def _cycles(parent_of: dict[str, str | None]) -> set[str]:
+    cyclic: set[str] = set()
+    for start in parent_of:
+        seen: list[str] = []
+        node: str | None = start
+        while node is not None and node not in seen:
+            seen.append(node)
+            node = parent_of.get(node)
+        if node is not None and node in seen:
+            cyclic.update(seen[seen.index(node):])
+    # Anything whose ancestry reaches a cycle is part of the broken tree too.
+    for start in parent_of:
+        node = start
+        path = []
+        while node is not None and node not in cyclic and node not in path:
+            path.append(node)
+            node = parent_of.get(node)
+        if node in cyclic:
+            cyclic.update(path)
+    return cyclic
+
+
+def _update_cohort(node: Node) -> None:
+    node.subtree = {fr: q.nominal for fr, q in node.quotas.items()}
+    height = min(len(node.child_cqs) + len(node.child_cohorts), 1)
+    for child in node.child_cohorts:
+        _update_cohort(child)
+        height = max(height, child.height + 1)
+        _accumulate(node, child)
+    for child in node.child_cqs:
+        _accumulate(node, child)
+    node.height = height
+
+
+def _accumulate(parent: Node, child: Node) -> None:
+    for fr, q in child.subtree.items():
+        parent.subtree[fr] = parent.subtree.get(fr, 0) + q - child.local_quota(fr)

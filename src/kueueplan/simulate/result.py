@@ -1,0 +1,92 @@
+"""The JSON result of a run, exactly as ../shared/docs/scenario-format.md fixes it, and expectation checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kueueplan.simulate.engine import Simulation, ms_to_seconds
+from kueueplan.simulate.scenario import Expectation
+from kueueplan.simulate.workload import SimWorkload
+
+
+def workload_entry(wl: SimWorkload) -> dict[str, Any]:
+    return {
+        "name": wl.key,
+        "kind": wl.spec.kind,
+        "localQueue": wl.spec.queue_name,
+        "clusterQueue": wl.cluster_queue,
+        "priority": wl.spec.priority,
+        "priorityClass": wl.spec.priority_class,
+        "state": wl.state,
+        "createdAt": ms_to_seconds(wl.created_at),
+        "admittedAt": ms_to_seconds(wl.admitted_at),
+        "finishedAt": ms_to_seconds(wl.finished_at),
+        "evictions": wl.evictions,
+        "assignment": {ps: dict(sorted(res.items())) for ps, res in wl.assignment.items()},
+        "message": wl.message,
+    }
+
+
+def result_json(sim: Simulation) -> dict[str, Any]:
+    return {
+        "scenario": sim.scenario.name,
+        "workloads": [workload_entry(w) for w in sim.workloads],
+        "events": list(sim.events),
+    }
+
+
+def _selected(exp: Expectation, wl: SimWorkload) -> bool:
+    for key, value in exp.selector.items():
+        have = {"workload": wl.key, "namespace": wl.spec.namespace, "localQueue": wl.spec.queue_name,
+                "clusterQueue": wl.cluster_queue, "kind": wl.spec.kind}.get(key)
+        if key == "workload" and "/" not in value:
+            have = wl.spec.name
+        if have != value:
+            return False
+    return True
+
+
+def _fmt(ms: int) -> str:
+    s = ms / 1000
+    if s >= 3600 and s % 60 == 0:
+        return f"{int(s // 3600)}h{int(s % 3600 // 60)}m" if s % 3600 else f"{int(s // 3600)}h"
+    if s >= 60 and s % 1 == 0:
+        return f"{int(s // 60)}m{int(s % 60)}s" if s % 60 else f"{int(s // 60)}m"
+    return f"{s:g}s"
+
+
+def check_expectations(sim: Simulation) -> list[str]:
+    """Every failed expectation, in words. An expectation that selects nothing fails too."""
+    failures = []
+    end = sim.now
+    preempted = {e["workload"] for e in sim.events if e["type"] == "Preempted"}
+    for exp in sim.scenario.expectations:
+        chosen = [w for w in sim.workloads if _selected(exp, w)]
+        where = f" (line {exp.line})" if exp.line else ""
+        if not chosen:
+            failures.append(f"expectation for {exp.describe()}{where}: no workload matches")
+            continue
+        for wl in chosen:
+            if exp.admitted_within is not None:
+                first = next((e["at"] for e in sim.events if e["type"] == "Admitted" and e["workload"] == wl.key), None)
+                if first is None:
+                    waited = end - wl.created_at
+                    failures.append(f"{wl.key} was never admitted (waited {_fmt(waited)}), expected within "
+                                    f"{_fmt(exp.admitted_within)}{where}"
+                                    + (f": {wl.message}" if wl.message else ""))
+                elif round(first * 1000) - wl.created_at > exp.admitted_within:
+                    failures.append(f"{wl.key} was admitted after {_fmt(round(first * 1000) - wl.created_at)}, "
+                                    f"expected within {_fmt(exp.admitted_within)}{where}")
+            if exp.never_preempted and wl.key in preempted:
+                by = [e for e in sim.events if e["type"] == "Preempted" and e["workload"] == wl.key]
+                first = by[0]
+                failures.append(f"{wl.key} was preempted {len(by)} time(s), first at {first['at']}s by {first['by']} "
+                                f"({first['reason']}){where}")
+            if exp.finished_by is not None:
+                if wl.finished_at is None or wl.finished_at > exp.finished_by:
+                    when = "never finished" if wl.finished_at is None else f"finished at {_fmt(wl.finished_at)}"
+                    failures.append(f"{wl.key} {when}, expected by {_fmt(exp.finished_by)}{where}")
+            if exp.state is not None and wl.state != exp.state:
+                failures.append(f"{wl.key} ended {wl.state}, expected {exp.state}{where}"
+                                + (f": {wl.message}" if wl.message else ""))
+    return failures

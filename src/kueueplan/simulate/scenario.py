@@ -1,0 +1,408 @@
+"""Loading and checking a Scenario file (../shared/docs/scenario-format.md).
+
+`load_scenario(path)` / `scenario_from_dict(data, file, document)` -> `Scenario`. Every problem raises
+KueueplanError naming the file and, where known, the line. `manifestFiles` are resolved relative to the
+scenario file and must stay inside the repository (or, outside git, the scenario's folder).
+Times are integer milliseconds internally.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from kueueplan.errors import KueueplanError
+from kueueplan.kube import yamlio
+from kueueplan.kube.objects import read_object
+from kueueplan.kube.podsets import version_tuple
+from kueueplan.kube.quantity import resource_value
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_UNIT_MS = {"h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1, "us": 0.001, "µs": 0.001, "ns": 0.000001}
+FAIR_SHARING_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+_ALLOWED_STRATEGIES = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                       ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
+
+
+def parse_duration(value: Any, what: str = "duration") -> int:
+    """'90s', '10m', '1h30m', '100ms' or a number of seconds -> milliseconds (rounded to the nearest ms)."""
+    if isinstance(value, bool):
+        raise KueueplanError(f"{what}: {value!r} is not a duration")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise KueueplanError(f"{what}: a duration cannot be negative")
+        return round(value * 1000)
+    if not isinstance(value, str):
+        raise KueueplanError(f"{what}: {value!r} is not a duration", hint="write e.g. 90s, 10m, 1h30m or 100ms")
+    text = value.strip()
+    try:
+        num = float(text)
+    except ValueError:
+        num = None
+    if num is not None:
+        return parse_duration(num, what)
+    pos = 0
+    total = 0.0
+    for m in _DURATION.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNIT_MS[m.group(2)]
+        pos = m.end()
+    if pos != len(text) or not text:
+        raise KueueplanError(f"{what}: {value!r} is not a duration", hint="write e.g. 90s, 10m, 1h30m or 100ms")
+    return round(total)
+
+
+@dataclass
+class WorkloadTemplate:
+    at: int
+    run_for: int | None
+    manifest: dict[str, Any]
+    name: str
+    line: int | None
+    group: int | None = None  # copies of one `workloads` entry share it (pod sets are derived once)
+
+
+@dataclass
+class ScenarioEvent:
+    at: int
+    action: str  # finish | delete | apply
+    target: dict[str, Any]
+    line: int | None
+    order: int = 0
+
+
+@dataclass
+class CheckModel:
+    delay: int = 0
+    capacity: dict[str, int] | None = None
+
+
+@dataclass
+class Expectation:
+    selector: dict[str, str]  # workload / namespace / localQueue / clusterQueue / kind
+    admitted_within: int | None = None
+    never_preempted: bool = False
+    finished_by: int | None = None
+    state: str | None = None
+    line: int | None = None
+
+    def describe(self) -> str:
+        if not self.selector:
+            return "all workloads"
+        return ", ".join(f"{k} {v}" for k, v in sorted(self.selector.items()))
+
+
+@dataclass
+class Scenario:
+    name: str
+    file: str
+    manifests: list[tuple[dict[str, Any], str, int | None]]  # (data, file, line)
+    workloads: list[WorkloadTemplate]
+    events: list[ScenarioEvent]
+    admission_checks: dict[str, CheckModel] = field(default_factory=dict)
+    until: int | None = None
+    kueue_version: tuple[int, int] = (0, 19)
+    fair_sharing: dict[str, Any] | None = None
+    expectations: list[Expectation] = field(default_factory=list)
+
+
+def load_scenario(path: str | Path, until: Any = None) -> Scenario:
+    docs = yamlio.load_file(path)
+    docs = [d for d in docs if d.data is not None]
+    if len(docs) != 1:
+        raise KueueplanError(f"a Scenario file holds exactly one YAML document, found {len(docs)}", file=str(path))
+    scenario = scenario_from_document(docs[0], Path(path))
+    if until is not None:
+        scenario.until = parse_duration(until, "--until")
+    return scenario
+
+
+def scenario_from_document(doc: yamlio.Document, path: Path | None) -> Scenario:
+    return _Reader(doc, path).read()
+
+
+def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: Path | None = None) -> Scenario:
+    """Build a Scenario from an in-memory dict (e.g. `compile.scenario_for`); base resolves manifestFiles."""
+    doc = yamlio.Document(data=data, file=file, index=0, line=1)
+    return _Reader(doc, base / "scenario.yaml" if base else None).read()
+
+
+class _Reader:
+    def __init__(self, doc: Any, path: Path | None) -> None:
+        self.doc = doc
+        self.path = path
+        self.file = str(path) if path is not None else getattr(doc, "file", "<scenario>")
+
+    def err(self, message: str, where: tuple = (), hint: str | None = None) -> KueueplanError:
+        line = None
+        try:
+            line = self.doc.line_of(where) if where else self.doc.line
+        except Exception:  # noqa: BLE001 - line lookup is best effort
+            line = None
+        return KueueplanError(message, file=self.file, line=line, hint=hint)
+
+    def line(self, where: tuple) -> int | None:
+        try:
+            return self.doc.line_of(where)
+        except Exception:  # noqa: BLE001
+            return None
+
+    def read(self) -> Scenario:
+        data = self.doc.data
+        if not isinstance(data, Mapping):
+            raise self.err("a Scenario must be a mapping")
+        if data.get("kind") != "Scenario":
+            raise self.err(f"kind must be Scenario, got {data.get('kind')!r}", ("kind",),
+                           hint="start the file with apiVersion: kueueplan.io/v1alpha1 and kind: Scenario")
+        av = data.get("apiVersion")
+        if av is not None and av != "kueueplan.io/v1alpha1":
+            raise self.err(f"apiVersion must be kueueplan.io/v1alpha1, got {av!r}", ("apiVersion",))
+        meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+        spec = data.get("spec")
+        if not isinstance(spec, Mapping):
+            raise self.err("spec must be a mapping", ("spec",))
+        known = {"manifests", "manifestFiles", "workloads", "events", "admissionChecks", "until", "kueueVersion",
+                 "fairSharing", "expectations"}
+        for key in spec:
+            if key not in known:
+                raise self.err(f"unknown field spec.{key}", ("spec", key),
+                               hint=f"known fields: {', '.join(sorted(known))}")
+        try:
+            version = version_tuple(spec.get("kueueVersion"))
+        except KueueplanError as e:
+            raise self.err(e.message, ("spec", "kueueVersion"), e.hint) from None
+        scenario = Scenario(
+            name=str(meta.get("name") or (self.path.stem if self.path else "scenario")),
+            file=self.file,
+            manifests=self._manifests(spec),
+            workloads=self._workloads(spec),
+            events=self._events(spec),
+            admission_checks=self._checks(spec),
+            until=self._duration(spec.get("until"), ("spec", "until")) if spec.get("until") is not None else None,
+            kueue_version=version,
+            fair_sharing=self._fair_sharing(spec),
+            expectations=self._expectations(spec),
+        )
+        return scenario
+
+    def _duration(self, value: Any, where: tuple) -> int:
+        try:
+            return parse_duration(value, ".".join(str(p) for p in where))
+        except KueueplanError as e:
+            raise self.err(e.message, where, e.hint) from None
+
+    def _list(self, spec: Mapping[str, Any], key: str) -> list[Any]:
+        value = spec.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.err(f"spec.{key} must be a list", ("spec", key))
+        return value
+
+    def _manifests(self, spec: Mapping[str, Any]) -> list[tuple[dict[str, Any], str, int | None]]:
+        out: list[tuple[dict[str, Any], str, int | None]] = []
+        for i, m in enumerate(self._list(spec, "manifests")):
+            where = ("spec", "manifests", i)
+            if not isinstance(m, Mapping):
+                raise self.err("each manifest must be a mapping", where)
+            self._check_object(m, self.file, self.line(where))
+            out.append((dict(m), self.file, self.line(where)))
+        for i, f in enumerate(self._list(spec, "manifestFiles")):
+            where = ("spec", "manifestFiles", i)
+            for path in self._resolve(f, where):
+                for d in yamlio.load_file(path):
+                    if d.data is None:
+                        continue
+                    items = d.data.get("items") if isinstance(d.data, Mapping) and str(d.data.get("kind", "")).endswith("List") else None
+                    for item in (items if isinstance(items, list) else [d.data]):
+                        if not isinstance(item, Mapping):
+                            raise KueueplanError("a manifest must be a mapping", file=str(path), line=d.line)
+                        self._check_object(item, str(path), d.line)
+                        out.append((dict(item), str(path), d.line))
+        return out
+
+    def _check_object(self, m: Mapping[str, Any], file: str, line: int | None) -> None:
+        try:
+            read_object(m, file, line)
+        except KueueplanError as e:
+            if e.file is None:
+                e.file, e.line = file, line
+            raise
+
+    def _resolve(self, entry: Any, where: tuple) -> list[Path]:
+        if not isinstance(entry, str) or not entry:
+            raise self.err("manifestFiles entries must be non-empty strings", where)
+        if Path(entry).is_absolute():
+            raise self.err(f"manifestFiles entry {entry!r} is absolute", where,
+                           hint="write paths relative to the scenario file")
+        base = (self.path.parent if self.path else Path.cwd()).resolve()
+        root = _repo_root(base) or base
+        target = (base / entry).resolve()
+        if target != root and root not in target.parents:
+            raise self.err(f"manifestFiles entry {entry!r} leaves {root}", where,
+                           hint="keep manifests inside the repository that holds the scenario")
+        if target.is_dir():
+            files = sorted(p for p in target.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+            for p in files:
+                if root not in p.resolve().parents:
+                    raise self.err(f"{p} (a link) leaves {root}", where)
+            return files
+        if not target.is_file():
+            raise self.err(f"manifestFiles entry {entry!r} does not exist ({target})", where)
+        return [target]
+
+    def _workloads(self, spec: Mapping[str, Any]) -> list[WorkloadTemplate]:
+        out: list[WorkloadTemplate] = []
+        ordinal = 0
+        for i, w in enumerate(self._list(spec, "workloads")):
+            where = ("spec", "workloads", i)
+            if not isinstance(w, Mapping):
+                raise self.err("each workload must be a mapping", where)
+            manifest = w.get("manifest")
+            if not isinstance(manifest, Mapping):
+                raise self.err("a workload needs a manifest", where + ("manifest",))
+            kind = manifest.get("kind")
+            if kind not in ("RayJob", "RayCluster", "Job", "Pod", "Workload"):
+                raise self.err(f"workload kind {kind!r} is not supported", where + ("manifest", "kind"),
+                               hint="use RayJob, RayCluster, batch/v1 Job, Pod or kueue.x-k8s.io Workload")
+            at = self._duration(w.get("at", 0), where + ("at",))
+            run_for = None if w.get("runFor") is None else self._duration(w["runFor"], where + ("runFor",))
+            count = w.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise self.err("count must be a positive integer", where + ("count",))
+            every = self._duration(w.get("every", 0), where + ("every",))
+            meta = manifest.get("metadata")
+            if not isinstance(meta, Mapping):
+                raise self.err("the manifest needs metadata", where + ("manifest",))
+            name, gen = meta.get("name"), meta.get("generateName")
+            if not name and not gen:
+                raise self.err("the manifest needs metadata.name or metadata.generateName", where + ("manifest", "metadata"))
+            for c in range(1, count + 1):
+                ordinal += 1
+                m = _deep_copy(manifest)
+                md = m["metadata"]
+                if name:
+                    md["name"] = f"{name}-{c}" if count > 1 else str(name)
+                else:
+                    md["name"] = f"{gen}{ordinal}"
+                md.pop("generateName", None)
+                md.setdefault("namespace", "default")
+                out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, md["name"], self.line(where), i))
+        seen: set[tuple[str, str, str]] = set()
+        for t in out:
+            key = (str(t.manifest.get("kind")), str(t.manifest["metadata"]["namespace"]), t.name)
+            if key in seen:
+                raise KueueplanError(f"two workloads are named {key[0]} {key[1]}/{key[2]}", file=self.file, line=t.line,
+                                     hint="names must be unique per kind and namespace (count appends -1..-N)")
+            seen.add(key)
+        return out
+
+    def _events(self, spec: Mapping[str, Any]) -> list[ScenarioEvent]:
+        out = []
+        for i, e in enumerate(self._list(spec, "events")):
+            where = ("spec", "events", i)
+            if not isinstance(e, Mapping):
+                raise self.err("each event must be a mapping", where)
+            actions = [a for a in ("apply", "delete", "finish") if a in e]
+            if len(actions) != 1:
+                raise self.err("an event needs exactly one of apply, delete, finish", where)
+            action = actions[0]
+            target = e[action]
+            if not isinstance(target, Mapping):
+                raise self.err(f"{action} must be a mapping", where + (action,))
+            if action == "apply":
+                self._check_object(target, self.file, self.line(where + (action,)))
+                if not isinstance(target.get("metadata"), Mapping) or not target["metadata"].get("name"):
+                    raise self.err("apply needs an object with metadata.name", where + (action,))
+            elif not target.get("name") or not target.get("kind"):
+                raise self.err(f"{action} needs kind and name (and namespace for namespaced objects)", where + (action,))
+            out.append(ScenarioEvent(self._duration(e.get("at", 0), where + ("at",)), action, dict(target),
+                                     self.line(where), i))
+        return out
+
+    def _checks(self, spec: Mapping[str, Any]) -> dict[str, CheckModel]:
+        value = spec.get("admissionChecks")
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self.err("spec.admissionChecks must map AdmissionCheck names to {delay, capacity}", ("spec", "admissionChecks"))
+        out = {}
+        for name, model in value.items():
+            where = ("spec", "admissionChecks", name)
+            model = model or {}
+            if not isinstance(model, Mapping):
+                raise self.err("an admission check model must be a mapping", where)
+            capacity = None
+            if model.get("capacity") is not None:
+                if not isinstance(model["capacity"], Mapping):
+                    raise self.err("capacity must map resource names to quantities", where + ("capacity",))
+                try:
+                    capacity = {str(r): resource_value(str(r), q) for r, q in model["capacity"].items()}
+                except KueueplanError as e:
+                    raise self.err(e.message, where + ("capacity",)) from None
+            out[str(name)] = CheckModel(self._duration(model.get("delay", 0), where + ("delay",)), capacity)
+        return out
+
+    def _fair_sharing(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
+        if "fairSharing" not in spec:
+            return None
+        fs = spec.get("fairSharing") or {}
+        if not isinstance(fs, Mapping):
+            raise self.err("spec.fairSharing must be a mapping", ("spec", "fairSharing"))
+        strategies = fs.get("preemptionStrategies") or list(FAIR_SHARING_STRATEGIES)
+        if list(strategies) not in [list(s) for s in _ALLOWED_STRATEGIES]:
+            raise self.err(f"preemptionStrategies {strategies!r} is not allowed", ("spec", "fairSharing"),
+                           hint="use [LessThanOrEqualToFinalShare], [LessThanInitialShare] or both in that order")
+        return {"preemptionStrategies": list(strategies)}
+
+    def _expectations(self, spec: Mapping[str, Any]) -> list[Expectation]:
+        out = []
+        for i, e in enumerate(self._list(spec, "expectations")):
+            where = ("spec", "expectations", i)
+            if not isinstance(e, Mapping):
+                raise self.err("each expectation must be a mapping", where)
+            selector = {k: str(e[k]) for k in ("workload", "namespace", "team", "localQueue", "clusterQueue", "kind")
+                        if e.get(k) is not None}
+            if "team" in selector:
+                selector["namespace"] = selector.pop("team")
+            exp = Expectation(selector, line=self.line(where))
+            if e.get("admittedWithin") is not None:
+                exp.admitted_within = self._duration(e["admittedWithin"], where + ("admittedWithin",))
+            if e.get("finishedBy") is not None:
+                exp.finished_by = self._duration(e["finishedBy"], where + ("finishedBy",))
+            exp.never_preempted = bool(e.get("neverPreempted", False))
+            if e.get("state") is not None:
+                states = ("Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished")
+                if e["state"] not in states:
+                    raise self.err(f"state must be one of {', '.join(states)}", where + ("state",))
+                exp.state = str(e["state"])
+            unknown = set(e) - {"workload", "namespace", "team", "localQueue", "clusterQueue", "kind",
+                                "admittedWithin", "finishedBy", "neverPreempted", "state"}
+            if unknown:
+                raise self.err(f"unknown expectation field(s): {', '.join(sorted(unknown))}", where)
+            out.append(exp)
+        return out
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def _repo_root(start: Path) -> Path | None:
+    for p in (start, *start.parents):
+        if (p / ".git").exists():
+            return p.resolve()
+    try:
+        out = subprocess.run(["git", "-C", str(start), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(out.stdout.strip()).resolve() if out.returncode == 0 and out.stdout.strip() else None

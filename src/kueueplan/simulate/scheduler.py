@@ -1,0 +1,237 @@
+"""One scheduling cycle, after Kueue's pkg/scheduler/scheduler.go `schedule` (semantics doc §5).
+
+1. heads: one pending workload per active ClusterQueue;
+2. nominate: admissibility checks, flavor assignment, preemption targets;
+3. order entries (classical: lower borrowing level, higher priority, older timestamp; fair sharing:
+   see fairsharing.py);
+4. process each against the shared state: entries that preempt or reserve capacity add their usage for the
+   rest of the cycle only; admissions are real; the fit check removes every victim claimed so far;
+5. requeue what was not admitted, then evict the victims (they release their quota now, per the time model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kueueplan.kube.objects import ANY, selector_matches
+from kueueplan.simulate import preemption
+from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT)
+from kueueplan.simulate.resource_node import FR
+from kueueplan.simulate.workload import SimWorkload
+
+if TYPE_CHECKING:
+    from kueueplan.simulate.engine import Simulation
+
+# requeue reasons (pkg/cache/queue)
+NO_FIT = "NoFit"
+NO_CANDIDATES = "PreemptionNoCandidates"
+FAILED_AFTER_NOMINATION = "FailedAfterNomination"
+PENDING_PREEMPTION = "PendingPreemption"
+NAMESPACE_MISMATCH = "NamespaceMismatch"
+GENERIC = "Generic"
+
+
+@dataclass
+class Entry:
+    wl: SimWorkload
+    cq: str
+    assignment: Assignment | None = None
+    targets: list[preemption.Target] = field(default_factory=list)
+    requeue_reason: str = GENERIC
+    message: str = ""
+    admitted: bool = False
+    nominated: bool = False
+
+    def sort_key(self) -> tuple:
+        borrowing = self.assignment.borrowing if self.assignment else 0
+        return (borrowing, -self.wl.priority, self.wl.queue_ts, self.wl.seq)
+
+
+def make_assigner(sim: "Simulation", wl: SimWorkload, cq_name: str) -> FlavorAssigner:
+    cq = sim.cluster.cluster_queues[cq_name]
+    node = sim.tree.cqs[cq_name]
+    oracle = lambda fr, qty: sim.preemption_oracle(wl, cq, fr, qty)  # noqa: E731
+    return FlavorAssigner(cq, node, sim.cluster.resource_flavors, oracle, sim.fair_sharing is not None)
+
+
+def get_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str) -> tuple[Assignment, list[preemption.Target]]:
+    """getInitialAssignments: full size first, then partial admission when it has a minCount."""
+    assigner = make_assigner(sim, wl, cq_name)
+    full = assigner.run(wl.spec.pod_sets)
+    mode = full.mode()
+    if mode == MODE_FIT:
+        return full, []
+    if mode == MODE_PREEMPT:
+        targets = sim.get_targets(wl, cq_name, full)
+        if targets:
+            return full, targets
+    reducible = [i for i, ps in enumerate(wl.spec.pod_sets) if ps.min_count is not None and ps.min_count < ps.count]
+    if reducible:
+        found = _partial_search(sim, wl, cq_name, assigner, reducible)
+        if found is not None:
+            return found
+    return full, []
+
+
+def _partial_search(sim: "Simulation", wl: SimWorkload, cq_name: str, assigner: FlavorAssigner,
+                    reducible: list[int]) -> tuple[Assignment, list[preemption.Target]] | None:
+    """PodSetReducer.Search: binary search on how many pods to take off the variable pod sets."""
+    pod_sets = wl.spec.pod_sets
+    deltas = {i: pod_sets[i].count - (pod_sets[i].min_count or 0) for i in reducible}
+    total = max(deltas.values())
+
+    def counts_for(removed: int) -> list[int]:
+        out = []
+        for i, ps in enumerate(pod_sets):
+            if i in deltas:
+                out.append(ps.count - (deltas[i] * removed + total - 1) // total)
+            else:
+                out.append(ps.count)
+        return out
+
+    best = None
+    lo, hi = 1, total
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        a = assigner.run(pod_sets, counts_for(mid))
+        result = None
+        if a.mode() == MODE_FIT:
+            result = (a, [])
+        elif a.mode() == MODE_PREEMPT:
+            targets = sim.get_targets(wl, cq_name, a)
+            if targets:
+                result = (a, targets)
+        if result is not None:
+            best = result
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    return best
+
+
+def run_cycle(sim: "Simulation") -> bool:
+    """One cycle; True if it changed anything (admission, preemption, a workload parked)."""
+    heads: list[tuple[str, SimWorkload]] = []
+    for name in sim.active_cluster_queues():
+        wl = sim.queues[name].pop_head()
+        if wl is not None:
+            heads.append((name, wl))
+    if not heads:
+        return False
+    sim.cycle += 1
+    entries: list[Entry] = []
+    inadmissible: list[Entry] = []
+    for cq_name, wl in heads:
+        e = Entry(wl, cq_name)
+        problem = sim.admissibility_problem(wl, cq_name)
+        if problem is not None:
+            e.message, e.requeue_reason = problem
+            inadmissible.append(e)
+            continue
+        e.assignment, e.targets = get_assignments(sim, wl, cq_name)
+        entries.append(e)
+    if sim.fair_sharing is not None:
+        from kueueplan.simulate import fairsharing
+        ordered = fairsharing.order_entries(sim, entries)
+    else:
+        ordered = sorted(entries, key=Entry.sort_key)
+
+    claimed: dict[str, SimWorkload] = {}
+    temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only
+    preemptions: list[tuple[Entry, list[preemption.Target]]] = []
+    progress = False
+    for e in ordered:
+        outcome = _process(sim, e, claimed, temporary)
+        if outcome == "preempt":
+            preemptions.append((e, e.targets))
+            progress = True
+        elif outcome == "admit":
+            progress = True
+    for cq_name, usage in temporary:
+        sim.tree.cqs[cq_name].remove_usages(usage)
+
+    for e in entries + inadmissible:
+        if e.admitted:
+            continue
+        if sim.requeue(e.wl, e.cq, e.requeue_reason, e.assignment, e.message):
+            progress = True
+    for e, targets in preemptions:
+        for t in targets:
+            if t.workload.holds_quota:
+                sim.evict(t.workload, preempted_by=e.wl, reason=t.reason)
+    return progress
+
+
+def _process(sim: "Simulation", e: Entry, claimed: dict[str, SimWorkload],
+             temporary: list[tuple[str, dict[FR, int]]]) -> str:
+    assert e.assignment is not None
+    cq = sim.cluster.cluster_queues[e.cq]
+    node = sim.tree.cqs[e.cq]
+    mode = e.assignment.mode()
+    usage = e.assignment.usage
+    e.nominated = True
+    if mode == MODE_NO_FIT:
+        e.requeue_reason = NO_FIT
+        e.message = e.assignment.message()
+        return "nofit"
+    if mode == MODE_PREEMPT and not e.targets:
+        e.requeue_reason = NO_CANDIDATES
+        e.message = e.assignment.message() or "waiting for quota"
+        if cq.preemption.reclaim_within_cohort != ANY:
+            reserve = _to_reserve(e, node)
+            node.add_usages(reserve)
+            temporary.append((e.cq, reserve))
+        return "nocandidates"
+    if any(t.workload.key in claimed for t in e.targets):
+        e.requeue_reason = FAILED_AFTER_NOMINATION
+        e.message = "Workload has overlapping preemption targets with another workload"
+        return "skipped"
+    victims = list(claimed.values()) + [t.workload for t in e.targets if t.workload.key not in claimed]
+    for v in victims:
+        sim.tree.cqs[v.cluster_queue].remove_usages(v.usage)
+    fits = all(node.cq_available(fr) >= v for fr, v in usage.items())
+    for v in victims:
+        sim.tree.cqs[v.cluster_queue].add_usages(v.usage)
+    if not fits:
+        e.requeue_reason = FAILED_AFTER_NOMINATION
+        e.message = "Workload no longer fits after processing another workload"
+        return "skipped"
+    for t in e.targets:
+        claimed[t.workload.key] = t.workload
+    if mode == MODE_PREEMPT:
+        node.add_usages(usage)
+        temporary.append((e.cq, dict(usage)))
+        e.requeue_reason = PENDING_PREEMPTION
+        e.message = f"waiting for {len(e.targets)} preempted workload(s)"
+        return "preempt"
+    sim.admit(e.wl, e.cq, e.assignment)
+    e.admitted = True
+    return "admit"
+
+
+def _to_reserve(e: Entry, node) -> dict[FR, int]:
+    """quotaResourcesToReserve for a preempting entry that found no victims."""
+    assert e.assignment is not None
+    out = {}
+    for fr, v in e.assignment.usage.items():
+        q = node.quotas.get(fr)
+        nominal = q.nominal if q else 0
+        used = node.usage.get(fr, 0)
+        if e.assignment.borrowing > 0:
+            if q is None or q.borrowing_limit is None:
+                out[fr] = v
+            else:
+                out[fr] = min(v, nominal + q.borrowing_limit - used)
+        else:
+            out[fr] = max(0, min(v, nominal - used))
+    return {fr: v for fr, v in out.items() if v > 0}
+
+
+def namespace_ok(sim: "Simulation", wl: SimWorkload, cq_name: str) -> bool:
+    cq = sim.cluster.cluster_queues[cq_name]
+    labels = sim.namespace_labels(wl.spec.namespace)
+    return selector_matches(cq.namespace_selector, labels)
+
+
+__all__ = ["run_cycle", "get_assignments", "Entry", "MODE_FIT", "MODE_NO_FIT", "MODE_PREEMPT"]

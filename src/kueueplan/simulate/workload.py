@@ -1,0 +1,57 @@
+"""A workload during a simulation: its derived pod sets plus everything that changes while it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kueueplan.kube.podsets import WorkloadSpec
+from kueueplan.simulate.resource_node import FR
+
+PENDING = "Pending"
+INADMISSIBLE = "Inadmissible"
+QUOTA_RESERVED = "QuotaReserved"
+ADMITTED = "Admitted"
+FINISHED = "Finished"
+
+
+@dataclass(eq=False)
+class SimWorkload:
+    seq: int  # creation order: Kueue's creation-time/UID tie-breaker
+    spec: WorkloadSpec
+    created_at: int  # ms
+    run_for: int | None  # ms; None = never finishes by itself
+    manifest: Any = None
+
+    state: str = PENDING
+    cluster_queue: str | None = None
+    queue_ts: int = 0  # queue-order timestamp (ms)
+    usage: dict[FR, int] = field(default_factory=dict)  # quota held, per (flavor, resource)
+    assignment: dict[str, dict[str, str]] = field(default_factory=dict)  # pod set -> resource -> flavor
+    reserved_at: int | None = None
+    reserve_seq: int = 0
+    admitted_at: int | None = None
+    finished_at: int | None = None
+    evictions: int = 0
+    message: str = ""
+    gone: bool = False  # finished or deleted: never scheduled again
+    run_token: int = 0  # invalidates a scheduled completion after an eviction
+    checks: dict[str, str] = field(default_factory=dict)  # admission check -> Pending/Ready
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
+
+    @property
+    def priority(self) -> int:
+        return self.spec.priority
+
+    @property
+    def holds_quota(self) -> bool:
+        return self.state in (QUOTA_RESERVED, ADMITTED)
+
+    def equivalence_hash(self) -> tuple[Any, ...]:
+        """Kueue's scheduling equivalence: same shapes, selectors, tolerations and priority."""
+        return (self.spec.priority, self.spec.queue_name,
+                tuple((p.name, p.count, p.min_count, p.requests, p.node_selector, p.tolerations,
+                       repr(p.required_affinity)) for p in self.spec.pod_sets))

@@ -1,0 +1,435 @@
+"""The platform spec: pydantic models of `kueueplan.io/v1alpha1` documents.
+
+Every document is `{apiVersion, kind, metadata, spec}`. Field names follow Kueue's where a field maps onto a Kueue
+field one to one (nominalQuota, borrowingLimit, reclaimWithinCohort, ...), so the spec reads like the manifests
+it becomes. Unknown fields are errors (extra="forbid"); scalars are strict (no "5" for 5).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from kueueplan.spec.types import (
+    DnsLabel,
+    DnsSubdomain,
+    Duration,
+    Quantity,
+    ResourceName,
+    StringMap,
+)
+
+API_VERSION = "kueueplan.io/v1alpha1"
+INT32_MAX = 2**31 - 1
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=False)
+
+
+def _name_to_mapping(key: str, model: Any) -> Any:
+    """Lets a list item be written as a bare name: `- team-a` means `- {name: team-a}`."""
+
+    def convert(value: Any) -> Any:
+        return {key: value} if isinstance(value, str) else value
+
+    return BeforeValidator(convert, json_schema_input_type=str | model)
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+class Metadata(Strict):
+    name: DnsLabel = Field(description="Name of the object; also the name of the Kueue object it becomes")
+    environments: list[DnsLabel] | None = Field(
+        default=None, description="Only render this document in these environments (default: all)")
+    labels: StringMap = Field(default_factory=dict, description="Extra labels for the generated objects")
+    annotations: StringMap = Field(default_factory=dict, description="Extra annotations for the generated objects")
+
+
+# --------------------------------------------------------------------------- ResourceFlavor
+
+
+class Taint(Strict):
+    key: str
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Toleration(Strict):
+    key: str | None = None
+    operator: Literal["Equal", "Exists"] | None = None
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    tolerationSeconds: int | None = None
+
+
+class ResourceFlavorSpec(Strict):
+    nodeLabels: StringMap = Field(default_factory=dict, description="Labels of the nodes of this flavor (≤ 8)")
+    nodeTaints: list[Taint] = Field(default_factory=list, max_length=8)
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
+    topologyName: DnsSubdomain | None = None
+
+
+# --------------------------------------------------------------------------- Priority
+
+
+class PrioritySpec(Strict):
+    value: int = Field(ge=-INT32_MAX - 1, le=INT32_MAX, description="Higher runs first and may preempt lower")
+    description: str | None = Field(default=None, max_length=2048)
+
+
+# --------------------------------------------------------------------------- quotas (teams and cohorts)
+
+
+def _quota_shorthand(value: Any) -> Any:
+    return value if isinstance(value, dict) else {"nominalQuota": value}
+
+
+class ResourceQuota(Strict):
+    nominalQuota: Quantity
+    borrowingLimit: Quantity | None = None
+    lendingLimit: Quantity | None = None
+
+
+QuotaValue = Annotated[ResourceQuota, BeforeValidator(_quota_shorthand,
+                                                      json_schema_input_type=int | float | str | ResourceQuota)]
+
+
+class FlavorQuota(Strict):
+    flavor: DnsLabel = Field(description="A ResourceFlavor; list order is Kueue's preference order")
+    resources: dict[ResourceName, QuotaValue] = Field(
+        description="resource name -> nominal quota, or {nominalQuota, borrowingLimit, lendingLimit}")
+
+
+class FairSharing(Strict):
+    weight: Quantity
+
+
+# --------------------------------------------------------------------------- Cohort
+
+
+class CohortSpec(Strict):
+    parent: DnsLabel | None = Field(default=None, description="Parent cohort (hierarchical cohorts)")
+    quotas: list[FlavorQuota] = Field(default_factory=list, description="Quota the cohort itself holds")
+    fairSharing: FairSharing | None = None
+
+
+# --------------------------------------------------------------------------- AdmissionCheck
+
+
+class RetryStrategy(Strict):
+    backoffLimitCount: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    backoffBaseSeconds: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    backoffMaxSeconds: int | None = Field(default=None, ge=0, le=INT32_MAX)
+
+
+class ProvisioningRequest(Strict):
+    configName: DnsLabel | None = Field(default=None,
+                                        description="ProvisioningRequestConfig name (default <check>-config)")
+    provisioningClassName: DnsSubdomain
+    managedResources: list[ResourceName] = Field(default_factory=list, max_length=100)
+    parameters: StringMap = Field(default_factory=dict)
+    retryStrategy: RetryStrategy | None = None
+    podSetMergePolicy: Literal["IdenticalPodTemplates", "IdenticalWorkloadSchedulingRequirements"] | None = None
+
+
+class CheckParameters(Strict):
+    apiGroup: DnsSubdomain
+    kind: str = Field(pattern=r"^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    name: DnsLabel
+
+
+class CheckSimulation(Strict):
+    delay: Duration | None = Field(default=None, description="Time from quota reservation until Ready")
+    capacity: dict[ResourceName, Quantity] | None = Field(default=None,
+                                                          description="At most this much provisioned at once")
+
+
+class AdmissionCheckSpec(Strict):
+    provisioningRequest: ProvisioningRequest | None = None
+    controllerName: str | None = Field(default=None, min_length=1, max_length=253,
+                                       description="Any other admission check controller")
+    parameters: CheckParameters | None = None
+    simulation: CheckSimulation | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> AdmissionCheckSpec:
+        if (self.provisioningRequest is None) == (self.controllerName is None):
+            raise ValueError("set exactly one of 'provisioningRequest' or 'controllerName'")
+        if self.provisioningRequest is not None and self.parameters is not None:
+            raise ValueError("'parameters' is for a generic controller; a provisioningRequest check gets its "
+                             "ProvisioningRequestConfig as parameters")
+        return self
+
+
+# --------------------------------------------------------------------------- Team
+
+
+class BorrowWithinCohort(Strict):
+    policy: Literal["Never", "LowerPriority"] = "Never"
+    maxPriorityThreshold: int | None = Field(default=None, ge=-INT32_MAX - 1, le=INT32_MAX)
+
+
+class Preemption(Strict):
+    withinClusterQueue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] | None = None
+    reclaimWithinCohort: Literal["Never", "LowerPriority", "Any"] | None = None
+    borrowWithinCohort: BorrowWithinCohort | None = None
+
+
+class FlavorFungibility(Strict):
+    whenCanBorrow: Literal["MayStopSearch", "TryNextFlavor", "Borrow"] | None = None
+    whenCanPreempt: Literal["MayStopSearch", "TryNextFlavor", "Preempt"] | None = None
+    preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = None
+
+
+class TeamCheck(Strict):
+    name: DnsSubdomain
+    onFlavors: list[DnsLabel] = Field(default_factory=list,
+                                      description="Flavors this check applies to (default: all)")
+
+
+class LocalQueueSpec(Strict):
+    name: DnsLabel
+    namespaces: list[DnsLabel] | None = Field(default=None,
+                                              description="Namespaces to create it in (default: all the team's)")
+    stopPolicy: Literal["None", "Hold", "HoldAndDrain"] | None = None
+    fairSharing: FairSharing | None = None
+
+
+class NamespaceSpec(Strict):
+    name: DnsLabel
+    labels: StringMap = Field(default_factory=dict)
+    create: bool = Field(default=True, description="false: the namespace exists already (e.g. default)")
+
+
+class LabelSelectorRequirement(Strict):
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] | None = None
+
+
+class LabelSelector(Strict):
+    matchLabels: StringMap | None = None
+    matchExpressions: list[LabelSelectorRequirement] | None = None
+
+
+class TeamSpec(Strict):
+    namespaces: list[Annotated[NamespaceSpec, _name_to_mapping("name", NamespaceSpec)]] | None = Field(
+        default=None, description="The team's namespaces (default: one named like the team)")
+    clusterQueue: DnsLabel | None = Field(default=None, description="ClusterQueue name (default: the team's name)")
+    cohort: DnsLabel | None = None
+    namespaceSelector: LabelSelector | None = Field(
+        default=None, description="Override the generated selector ({} = every namespace)")
+    quotas: list[FlavorQuota] = Field(default_factory=list)
+    preemption: Preemption | None = None
+    queueingStrategy: Literal["StrictFIFO", "BestEffortFIFO"] | None = None
+    flavorFungibility: FlavorFungibility | None = None
+    stopPolicy: Literal["None", "Hold", "HoldAndDrain"] | None = None
+    fairSharing: FairSharing | None = None
+    admissionChecks: list[Annotated[TeamCheck, _name_to_mapping("name", TeamCheck)]] = Field(default_factory=list)
+    localQueues: list[Annotated[LocalQueueSpec, _name_to_mapping("name", LocalQueueSpec)]] | None = Field(
+        default=None, description="LocalQueues (default: one named like the team)")
+    priorities: list[DnsLabel] | None = Field(default=None, description="Priorities the team may use (default: all)")
+    flavors: list[DnsLabel] | None = Field(default=None, description="Flavors the team may use (default: all)")
+
+
+# --------------------------------------------------------------------------- Workload
+
+
+class Resources(Strict):
+    requests: dict[ResourceName, Quantity] = Field(default_factory=dict)
+    limits: dict[ResourceName, Quantity] = Field(default_factory=dict)
+
+
+class PodTemplate(Strict):
+    """A pod of a Ray group, a Job or a plain Pod. `container`, `pod`, `metadata` and `group` are merged verbatim
+    under the generated fields, for anything the typed fields do not cover (ports, volumes, env, ...)."""
+
+    image: str | None = None
+    containerName: DnsLabel | None = None
+    command: list[str] | None = None
+    args: list[str] | None = None
+    resources: Resources | None = None
+    rayStartParams: StringMap | None = None
+    container: dict[str, Any] = Field(default_factory=dict, description="Extra fields of the main container")
+    pod: dict[str, Any] = Field(default_factory=dict, description="Extra fields of the pod spec")
+    metadata: dict[str, Any] | None = Field(default=None, description="Pod template metadata")
+    group: dict[str, Any] = Field(default_factory=dict,
+                                  description="Extra fields of the Ray group spec (enableIngress, ...)")
+
+
+class WorkerGroup(PodTemplate):
+    groupName: DnsLabel
+    replicas: int = Field(default=1, ge=0, le=INT32_MAX)
+    minReplicas: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    maxReplicas: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    numOfHosts: int | None = Field(default=None, ge=1, le=INT32_MAX)
+
+
+class Expectation(Strict):
+    admittedWithin: Duration | None = None
+    neverPreempted: bool | None = None
+    finishedBy: Duration | None = None
+    state: Literal["Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished"] | None = None
+
+
+class Load(Strict):
+    name: DnsLabel | None = Field(default=None, description="Name of the created object(s); default the workload's")
+    at: Duration = 0
+    runFor: Duration | None = None
+    count: int = Field(default=1, ge=1, le=100_000)
+    every: Duration | None = None
+    priority: DnsLabel | None = Field(default=None, description="Override the workload's priority")
+    expect: Expectation | None = None
+
+
+class WorkloadSpec(Strict):
+    team: DnsLabel
+    kind: Literal["RayJob", "RayCluster", "Job", "Pod"]
+    namespace: DnsLabel | None = Field(default=None, description="Default: the team's first namespace")
+    localQueue: DnsLabel | None = Field(default=None, description="Default: the team's first LocalQueue")
+    priority: DnsLabel | None = None
+    generateName: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?-?$", max_length=58,
+                                     description="Emit metadata.generateName (objects for `kubectl create`, "
+                                                 "kept out of the kustomization)")
+    # Ray
+    rayVersion: str | None = None
+    image: str | None = Field(default=None, description="Default image for every container")
+    entrypoint: str | None = None
+    runtimeEnvYAML: str | None = None
+    shutdownAfterJobFinishes: bool | None = None
+    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
+    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
+    submissionMode: Literal["K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode"] | None = None
+    head: PodTemplate | None = None
+    workers: list[WorkerGroup] = Field(default_factory=list)
+    # Job / Pod
+    template: PodTemplate | None = Field(default=None, description="The pod of a Job or Pod workload")
+    parallelism: int | None = Field(default=None, ge=0)
+    completions: int | None = Field(default=None, ge=0)
+    spec: dict[str, Any] = Field(default_factory=dict, description="Extra top-level spec fields, verbatim")
+    # simulation
+    load: list[Load] = Field(default_factory=list, description="Arrivals for `kueueplan simulate`")
+    expect: Expectation | None = Field(default=None, description="Default expectation of every arrival")
+
+    @model_validator(mode="after")
+    def _shape(self) -> WorkloadSpec:
+        ray = self.kind in ("RayJob", "RayCluster")
+        if ray and self.head is None:
+            raise ValueError(f"a {self.kind} needs 'head'")
+        if ray and self.template is not None:
+            raise ValueError(f"'template' is for Job and Pod; a {self.kind} has 'head' and 'workers'")
+        if not ray and (self.head is not None or self.workers):
+            raise ValueError(f"a {self.kind} has 'template', not 'head'/'workers'")
+        if not ray and self.template is None:
+            raise ValueError(f"a {self.kind} needs 'template'")
+        if self.kind != "RayJob" and self.entrypoint is not None:
+            raise ValueError("'entrypoint' is for RayJob")
+        if len(self.load) > 1 and len({entry.name for entry in self.load}) != len(self.load):
+            raise ValueError("several 'load' entries need distinct 'name's")
+        return self
+
+
+# --------------------------------------------------------------------------- Environment
+
+
+class ArgoCD(Strict):
+    repoURL: str
+    targetRevision: str = "HEAD"
+    path: str | None = Field(default=None, description="Path of the rendered env in the repo (default gen/<env>)")
+    project: str = "default"
+    server: str = "https://kubernetes.default.svc"
+    namespace: DnsLabel = "argocd"
+
+
+class Flux(Strict):
+    sourceRef: dict[str, str] = Field(description="{kind: GitRepository, name: ...}")
+    path: str | None = None
+    interval: Duration = "10m"
+    namespace: DnsLabel = "flux-system"
+
+
+class Simulation(Strict):
+    until: Duration | None = None
+    fairSharing: dict[str, Any] | None = None
+
+
+class EnvironmentSpec(Strict):
+    kueueVersion: str = Field(default="v0.19.2", pattern=r"^v?\d+\.\d+(\.\d+)?$",
+                              description="The Kueue release the cluster runs")
+    kueueAPIVersion: Literal["v1beta1", "v1beta2"] | None = Field(
+        default=None, description="Kueue API to write (default v1beta2 from Kueue v0.15, else v1beta1)")
+    namespaceTemplate: str = Field(default="{namespace}",
+                                   description="Namespace naming: {namespace}, {team} and {env} are replaced")
+    overlays: dict[Literal["ResourceFlavor", "Priority", "Cohort", "AdmissionCheck", "Team", "Workload"],
+                   dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="kind -> name -> partial spec, merged over the base (JSON merge patch; quotas merge by flavor)")
+    simulation: Simulation | None = None
+    argocd: ArgoCD | None = None
+    flux: Flux | None = None
+
+
+# --------------------------------------------------------------------------- documents
+
+
+class _Document(Strict):
+    apiVersion: Literal["kueueplan.io/v1alpha1"]
+    metadata: Metadata
+
+
+class ResourceFlavorDoc(_Document):
+    kind: Literal["ResourceFlavor"]
+    spec: ResourceFlavorSpec = Field(default_factory=ResourceFlavorSpec)
+
+
+class PriorityDoc(_Document):
+    kind: Literal["Priority"]
+    spec: PrioritySpec
+
+
+class CohortDoc(_Document):
+    kind: Literal["Cohort"]
+    spec: CohortSpec = Field(default_factory=CohortSpec)
+
+
+class AdmissionCheckDoc(_Document):
+    kind: Literal["AdmissionCheck"]
+    spec: AdmissionCheckSpec
+
+
+class TeamDoc(_Document):
+    kind: Literal["Team"]
+    spec: TeamSpec = Field(default_factory=TeamSpec)
+
+
+class WorkloadDoc(_Document):
+    kind: Literal["Workload"]
+    spec: WorkloadSpec
+
+
+class EnvironmentDoc(_Document):
+    kind: Literal["Environment"]
+    spec: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
+
+
+DOCUMENT_MODELS: dict[str, type[_Document]] = {
+    "ResourceFlavor": ResourceFlavorDoc,
+    "Priority": PriorityDoc,
+    "Cohort": CohortDoc,
+    "AdmissionCheck": AdmissionCheckDoc,
+    "Team": TeamDoc,
+    "Workload": WorkloadDoc,
+    "Environment": EnvironmentDoc,
+}
+SPEC_MODELS: dict[str, type[BaseModel]] = {
+    "ResourceFlavor": ResourceFlavorSpec,
+    "Priority": PrioritySpec,
+    "Cohort": CohortSpec,
+    "AdmissionCheck": AdmissionCheckSpec,
+    "Team": TeamSpec,
+    "Workload": WorkloadSpec,
+    "Environment": EnvironmentSpec,
+}

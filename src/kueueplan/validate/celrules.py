@@ -1,0 +1,183 @@
+"""`x-kubernetes-validations` CEL rules, evaluated as the API server does.
+
+Library: `common-expression-language` (import `cel`, a Rust CEL engine). Measured on the 32 distinct
+non-transition rules of the Kueue, KubeRay and autoscaler CRDs (see docs/validate.md): it compiles all of
+them in 3 ms (cel-python: 27 ms) and evaluates a resource-group rule in ~72 us (cel-python: ~880 us).
+Most of the cost is converting Python values to CEL values, so each rule sees `self` pruned to the
+fields it names (with the schema's defaults filled in, as the API server defaults before validating).
+
+Server semantics kept: a rule that errors (e.g. reads a missing field) fails; transition rules
+(`oldSelf`) are skipped, since a manifest is a create; Go regexes `^(?i)...` work (the `cel` crate uses
+RE2 syntax); the k8s extension functions the engine lacks (`isQuantity`, `quantity` as a number) are
+registered as custom functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import cel
+
+from kueueplan.kube.quantity import QuantityError, parse_quantity
+from kueueplan.validate.schema import Issue, Path
+
+_IDENT_AFTER_DOT = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)")
+_QUOTED_INDEX = re.compile(r"\[\s*['\"]([^'\"]+)['\"]\s*\]")
+_BARE_EQ = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*(?:==|!=)\s*([A-Za-z_]\w*)(?![\w.(\[])")
+_LITERALS = {"true", "false", "null"}
+
+
+def _is_quantity(value: Any) -> bool:
+    try:
+        parse_quantity(value)
+        return True
+    except QuantityError:
+        return False
+
+
+def _quantity(value: Any) -> float:
+    return float(parse_quantity(value))
+
+
+@dataclass
+class CompiledRule:
+    rule: str
+    message: str
+    program: Any  # cel.Program, or None when the rule could not compile
+    names: frozenset[str] | None  # fields the rule reads; None = pass `self` whole
+    error: str | None = None
+    field_path: str | None = None
+
+
+def referenced_names(rule: str) -> frozenset[str] | None:
+    """Field names a rule can read, or None when pruning could change its meaning.
+
+    Pruning is unsafe when two non-literal identifiers are compared directly (`j == i` compares whole
+    objects, which must keep all their fields).
+    """
+    for left, right in _BARE_EQ.findall(rule):
+        if left not in _LITERALS and right not in _LITERALS:
+            return None
+    return frozenset(_IDENT_AFTER_DOT.findall(rule)) | frozenset(_QUOTED_INDEX.findall(rule))
+
+
+def is_transition_rule(rule: str) -> bool:
+    return re.search(r"\boldSelf\b", rule) is not None
+
+
+@lru_cache(maxsize=4096)
+def compile_rule(rule: str, message: str, field_path: str | None = None) -> CompiledRule:
+    try:
+        program = cel.compile(rule)
+    except Exception as err:  # noqa: BLE001 - any compile failure is reported, never raised
+        return CompiledRule(rule, message, None, None, error=str(err), field_path=field_path)
+    return CompiledRule(rule, message, program, referenced_names(rule), field_path=field_path)
+
+
+_NODE_RULES: dict[int, tuple[dict[str, Any], list[CompiledRule]]] = {}  # keeps the node alive: ids stay unique
+
+
+def rules_of(node: dict[str, Any]) -> list[CompiledRule]:
+    """Compiled create-time rules of a schema node (cached per node)."""
+    hit = _NODE_RULES.get(id(node))
+    if hit is not None:
+        return hit[1]
+    compiled = [compile_rule(v["rule"], v.get("message") or v.get("messageExpression") or "", v.get("fieldPath"))
+                for v in node.get("x-kubernetes-validations") or []
+                if isinstance(v, dict) and isinstance(v.get("rule"), str) and not is_transition_rule(v["rule"])]
+    _NODE_RULES[id(node)] = (node, compiled)
+    return compiled
+
+
+def prune(value: Any, schema: dict[str, Any], names: frozenset[str] | None) -> Any:
+    """`value` limited to the fields a rule names, with schema defaults filled in (as the server defaults)."""
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if props is not None:
+            out: dict[str, Any] = {}
+            for key, sub in props.items():
+                if names is not None and key not in names:
+                    continue
+                if key in value and value[key] is not None:
+                    out[key] = prune(value[key], sub, names)
+                elif "default" in sub:
+                    out[key] = prune(_copy(sub["default"]), sub, names)
+            if names is None or schema.get("x-kubernetes-preserve-unknown-fields"):
+                for key, item in value.items():
+                    if key not in props and (names is None or key in names):
+                        out[key] = item
+            return out
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            return {k: prune(v, extra, names) for k, v in value.items()}
+        return value
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            return [prune(v, items, names) for v in value]
+        return value
+    if isinstance(value, float) and value.is_integer() and schema.get("type") == "integer":
+        return int(value)
+    return value
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+class CelEvaluator:
+    """Evaluates the rules of schema nodes; memoises results per (rule, pruned value)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, str], str | None] = {}
+        self.evaluations = 0
+
+    def __call__(self, node: dict[str, Any], value: Any, path: Path, out: list[Issue]) -> None:
+        for compiled in rules_of(node):
+            failure = self.evaluate(compiled, node, value)
+            if failure is not None:
+                out.append((path, "cel", failure))
+
+    def evaluate(self, compiled: CompiledRule, node: dict[str, Any], value: Any) -> str | None:
+        """None when the rule holds, else the message the API server would print."""
+        if compiled.program is None:
+            return f"rule {compiled.rule!r} does not compile: {compiled.error}"
+        pruned = prune(value, node, compiled.names)
+        key = (compiled.rule, repr(pruned))
+        if key in self._memo:
+            return self._memo[key]
+        self.evaluations += 1
+        try:
+            result = compiled.program.execute(_activation(compiled.rule, pruned))
+            failure = None if result is True else _message(compiled)
+        except Exception as err:  # noqa: BLE001 - an evaluation error fails the rule, as on the server
+            failure = f"{_message(compiled)} (the rule could not be evaluated: {_error_text(err)})"
+        self._memo[key] = failure
+        return failure
+
+
+def _activation(rule: str, value: Any) -> Any:
+    if "uantity(" not in rule:
+        return {"self": value}
+    ctx = cel.Context({"self": value})
+    ctx.add_function("isQuantity", _is_quantity)
+    ctx.add_function("quantity", _quantity)
+    return ctx
+
+
+def _message(compiled: CompiledRule) -> str:
+    return compiled.message or f"failed rule: {compiled.rule}"
+
+
+def _error_text(err: Exception) -> str:
+    if isinstance(err, KeyError):
+        return f"no such key: {err.args[0] if err.args else ''}"
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0][:200]

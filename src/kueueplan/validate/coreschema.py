@@ -1,0 +1,90 @@
+"""Built-in Kubernetes kinds, validated against kubernetes-validate's bundled (strict) JSON schemas.
+
+The schemas are read once from the package data and compiled with our own compiler: kubernetes-validate's
+per-object API takes 16 s for 1,000 Namespaces, the compiled check a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from kueueplan.validate.schema import Check, SchemaCompiler
+
+
+@lru_cache(maxsize=1)
+def schema_dir() -> Path | None:
+    try:
+        import kubernetes_validate
+    except ImportError:  # pragma: no cover
+        return None
+    root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    strict = [p for p in root.glob("v*-local-strict") if p.is_dir()]
+    if not strict:
+        return None
+
+    def version_key(p: Path) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", p.name.split("-")[0]))
+
+    return max(strict, key=version_key)
+
+
+def k8s_version() -> str | None:
+    d = schema_dir()
+    return d.name.split("-")[0] if d else None
+
+
+@lru_cache(maxsize=1)
+def _definitions() -> dict[str, Any]:
+    d = schema_dir()
+    assert d is not None
+    return json.loads((d / "_definitions.json").read_text())["$defs"]
+
+
+def _resolve(ref: str) -> dict[str, Any]:
+    name = ref.rsplit("/", 1)[-1]
+    return _definitions()[name]
+
+
+@lru_cache(maxsize=1)
+def _compiler() -> SchemaCompiler:
+    return SchemaCompiler(crd=False, resolver=_resolve)
+
+
+_BUILTIN_K8S_IO = {
+    "admissionregistration", "apiextensions", "apiregistration", "authentication", "authorization",
+    "certificates", "coordination", "discovery", "events", "flowcontrol.apiserver", "internal.apiserver",
+    "networking", "node", "rbac.authorization", "resource", "scheduling", "storage", "storagemigration",
+}
+
+
+def is_builtin_group(group: str) -> bool:
+    """Groups served by the API server itself (core, apps, batch, the k8s.io API groups), not by CRDs."""
+    if group == "" or "." not in group:
+        return True
+    return group.endswith(".k8s.io") and group[: -len(".k8s.io")] in _BUILTIN_K8S_IO
+
+
+@lru_cache(maxsize=256)
+def check_for(group: str, version: str, kind: str) -> Check | None:
+    """The compiled check of a built-in kind, or None when kubernetes-validate has no schema for it."""
+    d = schema_dir()
+    if d is None or not is_builtin_group(group):
+        return None
+    prefix = group.split(".")[0]
+    name = f"{kind.lower()}-{prefix + '-' if group else ''}{version}.json"
+    path = d / name
+    if not path.is_file():
+        return None
+    schema = json.loads(path.read_text())
+    return _compiler().compile_root(schema)
+
+
+@lru_cache(maxsize=1)
+def object_meta_check() -> Check | None:
+    if schema_dir() is None:
+        return None
+    return _compiler().compile_root({"$ref": "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"})

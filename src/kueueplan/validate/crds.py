@@ -1,0 +1,212 @@
+"""CustomResourceDefinitions: finding them, caching their parsed form, compiling their schemas once.
+
+`--crds PATH` accepts a folder (searched recursively), a CRD file, or Kueue's release `manifests.yaml`
+(non-CRD documents in it are ignored). Parsed CRDs are cached as JSON keyed by the file's SHA-256, so the
+1.4 MB KubeRay RayJob CRD costs 5 ms instead of 450 ms after the first run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kueueplan.errors import KueueplanError
+from kueueplan.validate.celrules import CelEvaluator
+from kueueplan.validate.schema import Check, SchemaCompiler
+
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+KUEUE_MANIFESTS_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
+KUBERAY_CRD_URL = ("https://raw.githubusercontent.com/ray-project/kuberay/{version}/ray-operator/config/crd/"
+                   "bases/ray.io_{name}.yaml")
+KUBERAY_CRDS = ("rayclusters", "rayjobs", "rayservices")
+
+
+def cache_dir() -> Path:
+    """$KUEUEPLAN_CACHE_DIR, else $XDG_CACHE_HOME/kueueplan, else ~/.cache/kueueplan."""
+    env = os.environ.get("KUEUEPLAN_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kueueplan"
+
+
+@dataclass
+class CrdVersion:
+    group: str
+    kind: str
+    version: str
+    schema: dict[str, Any]
+    served: bool
+    storage: bool
+    deprecated: bool
+    deprecation_warning: str | None
+    scope: str
+    source: str
+    _check: Check | None = field(default=None, repr=False)
+
+
+@dataclass
+class CrdSet:
+    """All loaded CRD versions, by (group, kind)."""
+
+    versions: dict[tuple[str, str], dict[str, CrdVersion]] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    evaluator: CelEvaluator = field(default_factory=CelEvaluator)
+    used: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def lookup(self, group: str, kind: str) -> dict[str, CrdVersion] | None:
+        return self.versions.get((group, kind))
+
+    def check_for(self, crd: CrdVersion) -> Check:
+        if crd._check is None:
+            compiler = SchemaCompiler(crd=True, cel_hook=self.evaluator,
+                                      skip_root=("metadata", "apiVersion", "kind"))
+            crd._check = compiler.compile_root(crd.schema)
+        self.used.add((crd.group, crd.kind, crd.version))
+        return crd._check
+
+    def describe(self) -> list[dict[str, Any]]:
+        """What was loaded: one entry per CRD, with its served versions and whether this run used it."""
+        out = []
+        for (group, kind), versions in sorted(self.versions.items()):
+            out.append({"group": group, "kind": kind,
+                        "versions": sorted(versions),
+                        "used": sorted(v for (g, k, v) in self.used if g == group and k == kind),
+                        "source": next(iter(versions.values())).source})
+        return out
+
+    def add_document(self, doc: Any, source: str) -> bool:
+        if not (isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"):
+            return False
+        spec = doc.get("spec") or {}
+        names = spec.get("names") or {}
+        group, kind = spec.get("group"), names.get("kind")
+        if not group or not kind:
+            return False
+        entry = self.versions.setdefault((group, kind), {})
+        for ver in spec.get("versions") or []:
+            schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
+            entry[ver["name"]] = CrdVersion(group, kind, ver["name"], schema, bool(ver.get("served", True)),
+                                            bool(ver.get("storage")), bool(ver.get("deprecated")),
+                                            ver.get("deprecationWarning"), spec.get("scope", "Namespaced"),
+                                            source)
+        return True
+
+
+def load_crds(paths: list[str | Path]) -> CrdSet:
+    """Load CRDs once per process for the same paths (schemas and CEL programs stay compiled)."""
+    key = tuple(str(Path(p).resolve()) for p in paths)
+    stamp = tuple(_stamp(Path(p)) for p in key)
+    hit = _LOADED.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    crds = _load_crds(paths)
+    _LOADED[key] = (stamp, crds)
+    return crds
+
+
+_LOADED: dict[tuple[str, ...], tuple[Any, CrdSet]] = {}
+
+
+def _stamp(path: Path) -> Any:
+    try:
+        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.is_file())
+    except OSError:
+        return None
+
+
+def _load_crds(paths: list[str | Path]) -> CrdSet:
+    crds = CrdSet()
+    for path in paths:
+        p = Path(path)
+        if not p.exists():
+            raise KueueplanError(f"--crds path does not exist: {p}", hint="pass a CRD folder, a CRD file or "
+                                 "Kueue's manifests.yaml, or run `kueueplan schemas pull`")
+        files = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml", ".json")) if p.is_dir() else [p]
+        found = 0
+        for f in files:
+            for doc in _parse_cached(f):
+                found += crds.add_document(doc, str(f))
+        if found == 0:
+            raise KueueplanError(f"no CustomResourceDefinition found in {p}", file=str(p))
+        crds.sources.append(str(p))
+    return crds
+
+
+def default_crd_paths() -> list[Path]:
+    """CRDs fetched earlier by `kueueplan schemas pull`, if any."""
+    root = cache_dir() / "crds"
+    return [root] if root.is_dir() and any(root.rglob("*.yaml")) else []
+
+
+def _parse_cached(path: Path) -> list[Any]:
+    raw = path.read_bytes()
+    if b"CustomResourceDefinition" not in raw:
+        return []
+    digest = hashlib.sha256(raw).hexdigest()
+    cached = cache_dir() / "parsed" / f"{digest}.json"
+    try:
+        return json.loads(cached.read_text())
+    except (OSError, ValueError):
+        pass
+    try:
+        docs = [d for d in yaml.load_all(raw.decode("utf-8-sig"), Loader=_Loader)
+                if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"]
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise KueueplanError(f"cannot read CRD file: {err}", file=str(path)) from None
+    _write_atomic(cached, json.dumps(docs))
+    return docs
+
+
+def _write_atomic(target: Path, text: str) -> None:
+    """Best effort: a read-only cache only costs speed."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
+def pull(kueue: str | None, kuberay: str | None, dest: Path | None = None) -> list[Path]:
+    """Download release CRDs into the cache (network; never called by tests)."""
+    root = dest or cache_dir() / "crds"
+    written: list[Path] = []
+    if kueue:
+        written.append(_download(KUEUE_MANIFESTS_URL.format(version=kueue), root / f"kueue-{kueue}" /
+                                 "manifests.yaml"))
+    if kuberay:
+        for name in KUBERAY_CRDS:
+            written.append(_download(KUBERAY_CRD_URL.format(version=kuberay, name=name),
+                                     root / f"kuberay-{kuberay}" / f"ray.io_{name}.yaml"))
+    return written
+
+
+def _download(url: str, target: Path) -> Path:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URLs
+            data = response.read()
+    except OSError as err:
+        raise KueueplanError(f"download failed: {url}: {err}") from None
+    if b"CustomResourceDefinition" not in data:
+        raise KueueplanError(f"{url} holds no CustomResourceDefinition")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".part")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)
+    return target

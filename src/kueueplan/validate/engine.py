@@ -1,0 +1,59 @@
+"""Runs every rule over the inputs and returns sorted, de-duplicated findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kueueplan.validate.finding import Finding, severity_rank
+from kueueplan.validate.model import Context, Obj
+from kueueplan.validate.registry import Hit, Rule, iter_global_rules, object_rules_by_kind
+
+
+@dataclass
+class Result:
+    findings: list[Finding]
+    objects: int
+    files: list[str]
+    crds: list[dict[str, Any]] = field(default_factory=list)
+    crd_sources: list[str] = field(default_factory=list)
+    k8s_schema_version: str | None = None
+    policy_files: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            out[f.severity] += 1
+        return out
+
+    def fails(self, fail_on: str) -> bool:
+        threshold = severity_rank(fail_on)
+        return any(severity_rank(f.severity) <= threshold for f in self.findings)
+
+
+def run_rules(ctx: Context, preliminary: list[Finding], select: set[str] | None = None) -> list[Finding]:
+    """Per-object rules by kind, then global rules; hits become findings with file, line and object."""
+    by_kind, generic = object_rules_by_kind()
+    findings = list(preliminary)
+    for obj in ctx.objects:
+        for r in generic + by_kind.get(obj.kind, []):
+            if select is None or r.id in select:
+                findings.extend(_to_findings(r, r.func(obj, ctx)))
+    for r in iter_global_rules():
+        if select is None or r.id in select:
+            findings.extend(_to_findings(r, r.func(ctx)))
+    return sorted(set(findings), key=Finding.sort_key)
+
+
+def _to_findings(r: Rule, hits: Any) -> list[Finding]:
+    out = []
+    for hit in hits or ():
+        out.append(hit_to_finding(r.id, hit.severity or r.severity, hit))
+    return out
+
+
+def hit_to_finding(rule_id: str, severity: str, hit: Hit) -> Finding:
+    obj: Obj | None = hit.obj
+    if obj is None:
+        return Finding(rule_id, severity, "", None, "", hit.message)
+    return Finding(rule_id, severity, obj.file, obj.line_of(hit.path), obj.ref, hit.message)

@@ -1,0 +1,210 @@
+"""Gathers the objects to validate from files, folders, stdin and spec folders.
+
+A YAML problem in one file becomes a KP001 finding and the other files are still checked; a path that does
+not exist is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kueueplan.errors import KueueplanError
+from kueueplan.kube import yamlio
+from kueueplan.kube.yamlio import Document, load_text
+from kueueplan.validate.finding import Finding
+from kueueplan.validate.model import Obj, make_obj
+
+SPEC_API = re.compile(r"^apiVersion:\s*['\"]?kueueplan\.io/", re.M)
+POLICY_GROUP = "policy.kueueplan.io"
+YAML_SUFFIXES = (".yaml", ".yml")
+MAX_FAST_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class Inputs:
+    objects: list[Obj] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # KP001/KP002/KP003 found while loading
+    policies: list[Document] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+def gather(paths: list[str], stdin_text: str | None = None) -> Inputs:
+    inputs = Inputs()
+    for raw in paths:
+        if raw == "-":
+            text = stdin_text if stdin_text is not None else sys.stdin.read()
+            _add_text(inputs, text, "<stdin>")
+            continue
+        path = Path(raw)
+        if not path.exists():
+            raise KueueplanError(f"no such file or folder: {raw}", hint="pass manifest files, folders, spec "
+                                 "folders or - for stdin")
+        if path.is_dir():
+            _add_folder(inputs, path)
+        else:
+            _add_file(inputs, path)
+    return inputs
+
+
+def yaml_files(folder: Path) -> list[Path]:
+    """YAML files below a folder in sorted order, skipping hidden folders (.git, .venv)."""
+    return sorted(p for p in folder.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _add_folder(inputs: Inputs, folder: Path) -> None:
+    files = yaml_files(folder)
+    if _is_spec_folder(files):
+        _add_spec(inputs, folder)
+        return
+    roots = sorted({f.parent for f in files if f.name in KUSTOMIZATION_FILES}, key=lambda p: -len(p.parts))
+    for f in files:
+        root = next((r for r in roots if r == f.parent or r in f.parents), None)
+        _add_file(inputs, f, universe=str(root) if root is not None else "", env=root.name if root else None)
+
+
+def _is_spec_folder(files: list[Path]) -> bool:
+    for f in files:
+        try:
+            head = f.read_text(encoding="utf-8", errors="replace")[:65536]
+        except OSError:
+            continue
+        if SPEC_API.search(head):
+            return True
+    return False
+
+
+def _fast_load(text: str, file: str) -> list[Document] | None:
+    """The common case (no anchors, so no alias bombs) parsed in one C pass; None = use the careful loader.
+
+    Same loader class as kueueplan.kube.yamlio (duplicate keys refused, no Python tags), without composing
+    the node graph first: 3x faster on platform-sized files. Anything unusual falls back to yamlio, which
+    produces the precise error.
+    """
+    if "&" in text or len(text) > MAX_FAST_BYTES:
+        return None
+    try:
+        datas = list(yaml.load_all(text, Loader=yamlio._Loader))
+    except Exception:  # noqa: BLE001 - any problem: let the careful loader explain it
+        return None
+    starts = _document_lines(text)
+    docs = []
+    for index, data in enumerate(datas):
+        if data is None:
+            continue
+        line = starts[index] if index < len(starts) else 1
+        docs.append(Document(data=data, file=file, index=index, line=line, _text=text))
+    return docs
+
+
+_SEPARATOR = re.compile(r"^---", re.M)
+
+
+def _document_lines(text: str) -> list[int]:
+    """Approximate first line of each document (exact lines come lazily from ruamel when needed)."""
+    starts = [m.start() for m in _SEPARATOR.finditer(text)]
+    lines = [] if starts and not text[: starts[0]].strip() else [1]
+    line, last = 1, 0
+    for pos in starts:
+        line += text.count("\n", last, pos)
+        last = pos
+        lines.append(line + 1)
+    return lines
+
+
+def _load(path: Path) -> list[Document]:
+    text = yamlio.read_text(path)
+    fast = _fast_load(text, str(path))
+    return fast if fast is not None else load_text(text, file=str(path))
+
+
+def _add_file(inputs: Inputs, path: Path, universe: str = "", env: str | None = None) -> None:
+    """One file; objects under a kustomization root form their own universe (one GitOps apply unit)."""
+    inputs.files.append(str(path))
+    try:
+        docs = _load(path)
+    except KueueplanError as err:
+        inputs.findings.append(_load_finding(err, str(path)))
+        return
+    start = len(inputs.objects)
+    _add_docs(inputs, docs, str(path))
+    for obj in inputs.objects[start:]:
+        obj.universe, obj.env = universe, env
+
+
+def _add_text(inputs: Inputs, text: str, name: str) -> None:
+    inputs.files.append(name)
+    try:
+        docs = _fast_load(text, name) or load_text(text, file=name)
+    except KueueplanError as err:
+        inputs.findings.append(_load_finding(err, name))
+        return
+    _add_docs(inputs, docs, name)
+
+
+def _load_finding(err: KueueplanError, file: str) -> Finding:
+    hint = f" ({err.hint})" if err.hint else ""
+    return Finding("KP001", "error", err.file or file, err.line, "", f"{err.message}{hint}")
+
+
+def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
+    for doc in docs:
+        data = doc.data
+        problem = _shape_problem(data)
+        if problem:
+            inputs.findings.append(Finding("KP002", "error", file, doc.line, "", problem))
+            continue
+        if str(data["apiVersion"]).split("/")[0] == POLICY_GROUP:
+            inputs.policies.append(doc)
+            continue
+        if str(data["apiVersion"]).startswith("kueueplan.io/"):
+            inputs.findings.append(Finding(
+                "KP002", "error", file, doc.line, f"{data.get('kind')}",
+                "a kueueplan spec document among manifests; pass its whole spec folder instead"))
+            continue
+        if str(data["apiVersion"]).startswith("kustomize.config.k8s.io/"):
+            continue  # a kustomize build file, not an API object
+        if data.get("kind") == "List" and isinstance(data.get("items"), list):
+            for item in data["items"]:
+                if isinstance(item, dict) and not _shape_problem(item):
+                    inputs.objects.append(make_obj(item, doc, file))
+            continue
+        inputs.objects.append(make_obj(data, doc, file))
+
+
+def _shape_problem(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return (f"a Kubernetes object must be a mapping, not a {type(data).__name__}; "
+                "each YAML document needs apiVersion, kind and metadata")
+    missing = [k for k in ("apiVersion", "kind") if not isinstance(data.get(k), str) or not data.get(k)]
+    if missing:
+        return f"missing {' and '.join(missing)}: every Kubernetes object names its apiVersion and kind"
+    return None
+
+
+def _add_spec(inputs: Inputs, folder: Path) -> None:
+    """Load a spec folder with the spec helper's loader, compile it and validate the manifests it yields."""
+    inputs.files.append(str(folder))
+    try:
+        from kueueplan.validate.specinput import compiled_objects
+    except ImportError:  # spec pipeline not available: report rather than crash
+        inputs.findings.append(Finding("KP003", "error", str(folder), None, "",
+                                       "spec folders need kueueplan.spec and kueueplan.compile"))
+        return
+    try:
+        objects = compiled_objects(folder)
+    except KueueplanError as err:
+        hint = f" ({err.hint})" if err.hint else ""
+        inputs.findings.append(Finding("KP003", "error", err.file or str(folder), err.line, "",
+                                       f"{err.message}{hint}"))
+        return
+    inputs.objects.extend(objects)

@@ -1,0 +1,13 @@
+"""Rule modules; importing this package registers every rule."""
+
+from kueueplan.validate.rules import (  # noqa: F401
+    admission,
+    core,
+    crd,
+    hygiene,
+    jobs,
+    loading,
+    policy,
+    references,
+    webhook,
+)

@@ -1,0 +1,400 @@
+"""Layer 5: the rules Kueue's job webhooks enforce on managed RayJob / RayCluster / Job objects.
+
+A job is managed when it has a `kueue.x-k8s.io/queue-name` label, or when its namespace has a LocalQueue
+named `default` among the inputs (Kueue's defaulting webhook then adds the label).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kueueplan.validate import kueue
+from kueueplan.validate.model import Context, Obj
+from kueueplan.validate.names import dns_subdomain_errors
+from kueueplan.validate.registry import Hit, rule
+
+_RAY = ("RayJob", "RayCluster", "RayService")
+_JOBS = _RAY + ("Job", "Pod", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob",
+                "TrainJob", "AppWrapper", "Deployment", "StatefulSet", "LeaderWorkerSet")
+
+
+def managed(obj: Obj, ctx: Context) -> bool:
+    if kueue.QUEUE_LABEL in obj.labels:
+        return True
+    return ctx.get("LocalQueue", "default", obj.namespace) is not None
+
+
+def _cluster_spec(obj: Obj) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    if obj.kind == "RayCluster":
+        return obj.spec, ("spec",)
+    if obj.kind == "RayJob":
+        spec = obj.spec.get("rayClusterSpec")
+        return (spec if isinstance(spec, dict) else None), ("spec", "rayClusterSpec")
+    if obj.kind == "RayService":
+        spec = obj.spec.get("rayClusterConfig")
+        return (spec if isinstance(spec, dict) else None), ("spec", "rayClusterConfig")
+    return None, ()
+
+
+def _workers(cluster: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    groups = cluster.get("workerGroupSpecs")
+    return [(i, g) for i, g in enumerate(groups if isinstance(groups, list) else []) if isinstance(g, dict)]
+
+
+@rule("KP410", "error", "5 never works", kinds=("RayJob",))
+def rayjob_shutdown(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A Kueue-managed RayJob must set `shutdownAfterJobFinishes: true` (Kueue's RayJob webhook).
+
+    "a kueue managed job should delete the cluster after finishing": otherwise the RayCluster would keep
+    holding the quota. (Skipped for a RayJob that only uses clusterSelector: Kueue ignores those.)
+
+    Fails:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayJob
+    metadata:
+      name: job
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      entrypoint: python -c "print(1)"
+      rayClusterSpec:
+        headGroupSpec:
+          rayStartParams: {}
+          template:
+            spec:
+              containers:
+              - name: ray-head
+                image: rayproject/ray:2.9.0
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayJob
+    metadata:
+      name: job
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      entrypoint: python -c "print(1)"
+      shutdownAfterJobFinishes: true
+      rayClusterSpec:
+        headGroupSpec:
+          rayStartParams: {}
+          template:
+            spec:
+              containers:
+              - name: ray-head
+                image: rayproject/ray:2.9.0
+    ```
+    """
+    if not managed(obj, ctx) or (obj.spec.get("clusterSelector") and not obj.spec.get("rayClusterSpec")):
+        return
+    if obj.spec.get("shutdownAfterJobFinishes") is not True:
+        yield Hit(obj, ("spec", "shutdownAfterJobFinishes"),
+                  "a kueue managed job should delete the cluster after finishing: set "
+                  "spec.shutdownAfterJobFinishes: true")
+
+
+@rule("KP411", "error", "5 never works", kinds=("RayJob",))
+def rayjob_cluster_source(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A managed RayJob sets both clusterSelector and rayClusterSpec, or neither (Kueue rejects both).
+
+    Fails:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayJob
+    metadata:
+      name: job
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      entrypoint: python -c "print(1)"
+      shutdownAfterJobFinishes: true
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayJob
+    metadata:
+      name: job
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      entrypoint: python -c "print(1)"
+      clusterSelector:
+        ray.io/cluster: shared
+    ```
+    """
+    if not managed(obj, ctx):
+        return
+    selector, cluster = obj.spec.get("clusterSelector"), obj.spec.get("rayClusterSpec")
+    if selector and cluster:
+        yield Hit(obj, ("spec", "clusterSelector"), "a kueue managed job should not use an existing cluster "
+                                                    "(clusterSelector) together with rayClusterSpec; drop one")
+    elif not selector and not cluster:
+        yield Hit(obj, ("spec",), "a kueue managed RayJob needs spec.rayClusterSpec (or a clusterSelector, which "
+                                  "Kueue then does not manage)")
+
+
+@rule("KP412", "error", "5 never works", kinds=_RAY)
+def ray_autoscaling(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A managed Ray cluster enables in-tree autoscaling without being an elastic job (Kueue rejects it).
+
+    Set annotation `kueue.x-k8s.io/elastic-job: "true"` (gate ElasticJobsViaWorkloadSlices, on by default
+    since v0.18) or turn autoscaling off.
+
+    Fails:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata:
+      name: rc
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      enableInTreeAutoscaling: true
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - name: ray-head
+              image: rayproject/ray:2.9.0
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata:
+      name: rc
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+      annotations:
+        kueue.x-k8s.io/elastic-job: "true"
+    spec:
+      enableInTreeAutoscaling: true
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - name: ray-head
+              image: rayproject/ray:2.9.0
+    ```
+    """
+    if not managed(obj, ctx):
+        return
+    cluster, base = _cluster_spec(obj)
+    if cluster and cluster.get("enableInTreeAutoscaling") is True and \
+            obj.annotations.get(kueue.ELASTIC_ANNOTATION) != "true":
+        yield Hit(obj, base + ("enableInTreeAutoscaling",),
+                  "a kueue managed Ray cluster can use in-tree autoscaling only as an elastic job: add annotation "
+                  "kueue.x-k8s.io/elastic-job: \"true\" or set enableInTreeAutoscaling: false")
+
+
+@rule("KP413", "error", "5 never works", kinds=_RAY)
+def ray_pod_sets(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A managed Ray object has a worker group named `head`, or more pod sets than a Workload allows (18).
+
+    A RayJob in K8sJobMode also gets a `submitter` pod set, so keep it to at most 16 worker groups.
+
+    Fails:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata:
+      name: rc
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - name: ray-head
+              image: rayproject/ray:2.9.0
+      workerGroupSpecs:
+      - groupName: head
+        replicas: 1
+        minReplicas: 1
+        maxReplicas: 1
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - name: ray-worker
+              image: rayproject/ray:2.9.0
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata:
+      name: rc
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - name: ray-head
+              image: rayproject/ray:2.9.0
+      workerGroupSpecs:
+      - groupName: workers
+        replicas: 1
+        minReplicas: 1
+        maxReplicas: 1
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - name: ray-worker
+              image: rayproject/ray:2.9.0
+    ```
+    """
+    if not managed(obj, ctx):
+        return
+    cluster, base = _cluster_spec(obj)
+    if not cluster:
+        return
+    workers = _workers(cluster)
+    for i, group in workers:
+        if str(group.get("groupName", "")).lower() == "head":
+            yield Hit(obj, base + ("workerGroupSpecs", i, "groupName"),
+                      "a worker group may not be named 'head' (it clashes with the head pod set); rename it")
+    submitter = obj.kind == "RayJob" and obj.spec.get("submissionMode", "K8sJobMode") == "K8sJobMode"
+    total = 1 + len(workers) + (1 if submitter else 0)
+    if total > kueue.MAX_POD_SETS:
+        extra = " (head + workers + submitter)" if submitter else " (head + workers)"
+        yield Hit(obj, base + ("workerGroupSpecs",), f"{total} pod sets{extra}; a Kueue Workload holds at most "
+                                                     f"{kueue.MAX_POD_SETS}: merge worker groups")
+
+
+@rule("KP414", "error", "4 webhook", kinds=_JOBS)
+def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A job's Kueue labels are invalid: queue-name not a DNS subdomain, max-exec-time not a positive integer.
+
+    Fails:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+        kueue.x-k8s.io/max-exec-time-seconds: "0"
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+        kueue.x-k8s.io/max-exec-time-seconds: "3600"
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+    """
+    queue = obj.labels.get(kueue.QUEUE_LABEL)
+    if isinstance(queue, str):
+        for err in dns_subdomain_errors(queue):
+            yield Hit(obj, ("metadata", "labels", kueue.QUEUE_LABEL), f"queue-name {queue!r}: {err}")
+    max_exec = obj.labels.get(kueue.MAX_EXEC_LABEL)
+    if max_exec is not None:
+        text = str(max_exec)
+        if not text.isdigit() or int(text) <= 0:
+            yield Hit(obj, ("metadata", "labels", kueue.MAX_EXEC_LABEL),
+                      f"{kueue.MAX_EXEC_LABEL} must be an integer greater than 0, is {text!r}")
+
+
+@rule("KP415", "error", "5 never works", kinds=("Job",))
+def job_partial_admission(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """`kueue.x-k8s.io/job-min-parallelism` must be an integer from 1 to parallelism − 1.
+
+    Fails:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+      annotations:
+        kueue.x-k8s.io/job-min-parallelism: "5"
+    spec:
+      parallelism: 3
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+      annotations:
+        kueue.x-k8s.io/job-min-parallelism: "2"
+    spec:
+      parallelism: 3
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+    """
+    value = obj.annotations.get("kueue.x-k8s.io/job-min-parallelism")
+    if value is None or not managed(obj, ctx):
+        return
+    parallelism = obj.spec.get("parallelism", 1)
+    path = ("metadata", "annotations", "kueue.x-k8s.io/job-min-parallelism")
+    text = str(value)
+    if not text.isdigit():
+        yield Hit(obj, path, f"job-min-parallelism must be an integer, is {text!r}")
+    elif isinstance(parallelism, int) and not 0 < int(text) < parallelism:
+        yield Hit(obj, path, f"job-min-parallelism {text} must be between 1 and parallelism-1 "
+                             f"({parallelism - 1})")

@@ -1,0 +1,1 @@
+"""Layer 7: platform policies from policies/*.yaml (filled in below)."""

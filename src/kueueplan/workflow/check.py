@@ -1,0 +1,122 @@
+"""`kueueplan check`: the one CI command. Drift of the committed gen/, validation, and every environment's
+declared load simulated against its expectations, gathered into one report.
+
+Each step is a small function so a failure in one (say, findings) still lets the others report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kueueplan.errors import KueueplanError
+
+
+@dataclass(frozen=True)
+class Drift:
+    path: str  # relative to the gen folder
+    problem: str  # differs, missing, stale
+
+
+@dataclass
+class EnvSimulation:
+    env: str
+    workloads: int = 0
+    expectations: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CheckReport:
+    spec_dir: str
+    gen_dir: str
+    files: int = 0
+    drift: list[Drift] = field(default_factory=list)
+    gen_checked: bool = True
+    findings: list[Any] = field(default_factory=list)  # kueueplan.validate.Finding
+    fail_on: str = "error"
+    simulations: list[EnvSimulation] = field(default_factory=list)
+
+    def failing_findings(self) -> list[Any]:
+        from kueueplan.validate.finding import severity_rank
+
+        return [f for f in self.findings if severity_rank(f.severity) <= severity_rank(self.fail_on)]
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        if self.drift:
+            out.append(f"{len(self.drift)} file(s) in {self.gen_dir} differ from a fresh build")
+        if self.failing_findings():
+            out.append(f"{len(self.failing_findings())} validation finding(s) at or above {self.fail_on}")
+        failed = sum(len(s.failures) for s in self.simulations)
+        if failed:
+            out.append(f"{failed} expectation(s) failed")
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.problems else 0
+
+
+def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
+    """Files a fresh build would write differently, add, or prune (generated files only) under gen_dir."""
+    from kueueplan.emit import has_marker
+
+    out = []
+    for rel, text in sorted(rendered.items()):
+        path = gen_dir / rel
+        if not path.is_file():
+            out.append(Drift(rel, "missing"))
+        elif path.read_text(encoding="utf-8") != text:
+            out.append(Drift(rel, "differs"))
+    envs = {rel.split("/", 1)[0] for rel in rendered}
+    if gen_dir.is_dir():
+        for path in sorted(gen_dir.rglob("*.yaml")):
+            rel = path.relative_to(gen_dir).as_posix()
+            top = rel.split("/", 1)[0]
+            generated_env = top in envs or (gen_dir / top / "kustomization.yaml").is_file()
+            if rel not in rendered and generated_env and has_marker(path.read_text(encoding="utf-8", errors="replace")):
+                out.append(Drift(rel, "stale"))
+    return out
+
+
+def _gitops_flags(gen_dir: Path) -> tuple[bool, bool]:
+    """Build the way the committed gen/ was built: with --argocd / --flux if their files are there."""
+    argocd = any(gen_dir.glob("*/argocd-application.yaml"))
+    flux = any(gen_dir.glob("*/flux-kustomization.yaml"))
+    return argocd, flux
+
+
+def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simulate: bool = True) -> CheckReport:
+    from kueueplan.compile import environment_names
+    from kueueplan.emit.build import render
+    from kueueplan.spec.load import load_spec
+
+    if not spec_dir.is_dir():
+        raise KueueplanError(f"spec folder {spec_dir} does not exist", hint="pass the folder holding your spec")
+    report = CheckReport(str(spec_dir), str(gen_dir) if gen_dir else "-", fail_on=fail_on)
+    if gen_dir is not None:
+        argocd, flux = _gitops_flags(gen_dir)
+        rendered = render(spec_dir, gen_dir, None, argocd=argocd, flux=flux).files
+        report.files = len(rendered)
+        report.drift = drift(rendered, gen_dir)
+    else:
+        report.gen_checked = False
+    from kueueplan.validate import validate
+
+    report.findings = list(validate([str(spec_dir)]).findings)
+    if simulate:
+        from kueueplan.workflow.simulation import simulate_env
+
+        platform = load_spec(spec_dir)
+        for env in environment_names(platform):
+            run = simulate_env(spec_dir, env)
+            sim = EnvSimulation(env)
+            if run is not None:
+                sim.workloads = len(run.result.get("workloads", []))
+                sim.failures = list(run.failed_expectations)
+                sim.expectations = run.expectations
+            report.simulations.append(sim)
+    return report

@@ -1,0 +1,219 @@
+"""What a change does: quotas, objects and (for specs with declared load) the simulated outcome, per environment.
+
+`diff_sides(base, head, simulate=...)` compares two `Side`s. The simulation is injected as a function
+(environment's Side -> `SimRun` or None) so this module stays pure and testable without the simulator.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from kueueplan.kube.objects import Cluster, read_cluster
+from kueueplan.workflow.manifests import Key, changed_paths, index
+from kueueplan.workflow.quotas import QuotaChange, diff_quotas, quota_table
+from kueueplan.workflow.sources import Side
+
+ADMITTED_STATES = ("QuotaReserved", "Admitted", "Finished")
+
+
+@dataclass
+class SimRun:
+    """One simulation: the JSON result of `kueueplan simulate` and the expectations it broke."""
+
+    result: Mapping[str, Any]
+    failed_expectations: list[str] = field(default_factory=list)
+    expectations: int = 0  # how many were declared
+
+
+@dataclass(frozen=True)
+class ObjectChange:
+    key: Key
+    change: str  # added, removed, changed
+    paths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkloadDelta:
+    workload: str  # namespace/name
+    cluster_queue: str
+    change: str  # inadmissible, not-admitted, preempted, slower, faster, admitted
+    before: str
+    after: str
+    message: str = ""
+    blocking: bool = False  # makes `diff` exit 1
+
+
+@dataclass
+class EnvDiff:
+    env: str
+    quotas: list[QuotaChange] = field(default_factory=list)
+    objects: list[ObjectChange] = field(default_factory=list)
+    workloads: list[WorkloadDelta] = field(default_factory=list)
+    broken_expectations: list[str] = field(default_factory=list)
+    simulated: bool = False
+    head_cluster: Cluster = field(default_factory=Cluster)
+    status: str = "changed"  # changed, added (env only in head), removed (only in base)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.quotas or self.objects or self.workloads or self.broken_expectations)
+
+
+@dataclass
+class DiffReport:
+    base: str
+    head: str
+    envs: list[EnvDiff]
+
+    @property
+    def blocking(self) -> list[str]:
+        """Reasons to fail the pull request: declared workloads made inadmissible, expectations broken."""
+        out = []
+        for env in self.envs:
+            out += [f"{env.env}: {w.workload} {w.change} in ClusterQueue {w.cluster_queue}"
+                    for w in env.workloads if w.blocking]
+            out += [f"{env.env}: {text}" for text in env.broken_expectations]
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.blocking else 0
+
+
+Simulator = Callable[[Side, str], "SimRun | None"]
+
+
+def diff_objects(base: Mapping[Key, Any], head: Mapping[Key, Any]) -> list[ObjectChange]:
+    out = []
+    for key in sorted(set(base) | set(head)):
+        if key not in head:
+            out.append(ObjectChange(key, "removed"))
+        elif key not in base:
+            out.append(ObjectChange(key, "added"))
+        elif base[key] != head[key]:
+            out.append(ObjectChange(key, "changed", tuple(changed_paths(base[key], head[key]))))
+    return out
+
+
+def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> DiffReport:
+    if len(base.envs) == 1 and len(head.envs) == 1 and set(base.envs) != set(head.envs):
+        # Two single-environment sides (e.g. two manifest folders): compare them whatever their names.
+        base = Side(base.path, base.is_spec, {next(iter(head.envs)): next(iter(base.envs.values()))})
+    envs = []
+    for env in sorted(set(base.envs) | set(head.envs)):
+        base_docs = base.envs.get(env, [])
+        head_docs = head.envs.get(env, [])
+        status = "added" if env not in base.envs else "removed" if env not in head.envs else "changed"
+        base_cluster, head_cluster = read_cluster(base_docs), read_cluster(head_docs)
+        teams = {**(base.teams(env) if env in base.envs else {}), **(head.teams(env) if env in head.envs else {})}
+        result = EnvDiff(env, diff_quotas(quota_table(base_cluster), quota_table(head_cluster), teams),
+                         diff_objects(index(base_docs), index(head_docs)), head_cluster=head_cluster, status=status)
+        if simulate is not None and status == "changed":
+            before = simulate(base, env) if base.is_spec else None
+            after = simulate(head, env) if head.is_spec else None
+            if after is not None:
+                result.simulated = True
+                result.workloads = workload_deltas(before.result if before else None, after.result)
+                already = set(before.failed_expectations) if before else set()
+                result.broken_expectations = [f for f in after.failed_expectations if f not in already]
+        envs.append(result)
+    return DiffReport(str(base.path), str(head.path), envs)
+
+
+# --------------------------------------------------------------------------- simulation delta
+
+
+def _by_name(result: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
+    if not result:
+        return {}
+    return {str(w.get("name")): w for w in result.get("workloads", []) if isinstance(w, Mapping)}
+
+
+def _wait(w: Mapping[str, Any]) -> float | None:
+    if w.get("admittedAt") is None or w.get("createdAt") is None:
+        return None
+    return float(w["admittedAt"]) - float(w["createdAt"])
+
+
+def _preemptions(result: Mapping[str, Any] | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for event in (result or {}).get("events", []):
+        if isinstance(event, Mapping) and event.get("type") == "Preempted":
+            out[str(event.get("workload"))] = out.get(str(event.get("workload")), 0) + 1
+    return out
+
+
+def family(name: str) -> str:
+    """The declared workload a copy belongs to: `ns/train-3` -> `ns/train` (count expansion adds `-N`)."""
+    return re.sub(r"-\d+$", "", name)
+
+
+def p95(values: list[float]) -> float:
+    """Nearest-rank 95th percentile (a value that occurred, so reports never show an interpolated wait)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def seconds_text(value: float | None) -> str:
+    if value is None:
+        return "never"
+    value = float(value)
+    if value < 60:
+        return f"{value:g}s"
+    minutes, seconds = divmod(int(round(value)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "") + (f"{seconds}s" if seconds else "")
+
+
+def _state_text(w: Mapping[str, Any] | None) -> str:
+    if w is None:
+        return "not declared"
+    wait = _wait(w)
+    return f"{w.get('state')}" + (f" (waited {seconds_text(wait)})" if wait is not None else "")
+
+
+def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[WorkloadDelta]:
+    """Workloads that become inadmissible or are never admitted, get preempted more, or whose p95 wait moves."""
+    old, new = _by_name(before), _by_name(after)
+    old_pre, new_pre = _preemptions(before), _preemptions(after)
+    out: list[WorkloadDelta] = []
+    for name, w in new.items():
+        prev = old.get(name)
+        cq = str(w.get("clusterQueue") or (prev or {}).get("clusterQueue") or "-")
+        was_ok = prev is None or prev.get("state") in ADMITTED_STATES
+        if w.get("state") == "Inadmissible" and (prev is None or prev.get("state") != "Inadmissible"):
+            out.append(WorkloadDelta(name, cq, "inadmissible", _state_text(prev), "Inadmissible",
+                                     str(w.get("message") or ""), blocking=True))
+        elif w.get("state") not in ADMITTED_STATES and prev is not None and was_ok:
+            out.append(WorkloadDelta(name, cq, "never admitted", _state_text(prev), _state_text(w),
+                                     str(w.get("message") or ""), blocking=True))
+        elif new_pre.get(name, 0) > old_pre.get(name, 0):
+            out.append(WorkloadDelta(name, cq, "preempted", f"preempted {old_pre.get(name, 0)}x",
+                                     f"preempted {new_pre.get(name, 0)}x"))
+    out.extend(_wait_deltas(old, new, {d.workload for d in out}))
+    return sorted(out, key=lambda d: (not d.blocking, d.workload))
+
+
+def _wait_deltas(old: dict[str, Mapping[str, Any]], new: dict[str, Mapping[str, Any]],
+                 reported: set[str]) -> list[WorkloadDelta]:
+    """p95 wait per declared workload (its copies together), where both sides admitted some."""
+    groups: dict[str, tuple[list[float], list[float], str]] = {}
+    for name, w in new.items():
+        if name in reported or name not in old:
+            continue
+        before, after = _wait(old[name]), _wait(w)
+        if before is None or after is None:
+            continue
+        b, a, _cq = groups.setdefault(family(name), ([], [], str(w.get("clusterQueue") or "-")))
+        b.append(before)
+        a.append(after)
+    out = []
+    for fam, (b, a, cq) in sorted(groups.items()):
+        before, after = p95(b), p95(a)
+        if before != after:
+            out.append(WorkloadDelta(fam, cq, "waits longer" if after > before else "waits less",
+                                     f"p95 wait {seconds_text(before)}", f"p95 wait {seconds_text(after)}"))
+    return out

@@ -1,0 +1,235 @@
+"""Reading manifest folders and comparing objects semantically.
+
+"Semantic" means what the API server would hold: key order, YAML formatting, quantity spelling (`8Gi` vs
+`8589934592`), Kueue API version (v1beta1 vs v1beta2) and server-managed fields (status, managedFields,
+resourceVersion, ...) do not count. Kueue objects are compared through `kueueplan.kube.objects`, which
+applies Kueue's defaults and conversions; other objects (RayJob, Namespace, RoleBinding, ...) are compared
+as cleaned dicts with their container resource quantities made canonical.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from kueueplan.errors import KueueplanError
+from kueueplan.kube import objects
+from kueueplan.kube.quantity import QuantityError, canonical
+from kueueplan.kube.yamlio import Document, load_file
+
+YAML_SUFFIXES = (".yaml", ".yml")
+KUEUEPLAN_API = "kueueplan.io/v1alpha1"
+# Labels/annotations kueueplan writes itself; they say nothing about the cluster's behaviour.
+OWN_PREFIXES = ("kueueplan.io/",)
+# Fields the API server fills in; a `kubectl get -o yaml` export carries them.
+SERVER_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink",
+                   "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers")
+SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
+
+Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
+
+
+def yaml_files(path: Path) -> list[Path]:
+    """Every YAML file under a folder (sorted, hidden folders skipped), or the file itself."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise KueueplanError("no such file or folder", file=str(path))
+    return sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(path).parts))
+
+
+def load_documents(paths: Iterable[Path]) -> list[Document]:
+    """All documents of the given files/folders, `List` kinds (kubectl exports) flattened."""
+    out: list[Document] = []
+    for path in paths:
+        for file in yaml_files(Path(path)):
+            for doc in load_file(file):
+                out.extend(_flatten(doc))
+    return out
+
+
+def _flatten(doc: Document) -> list[Document]:
+    data = doc.data
+    if isinstance(data, Mapping) and str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
+        return [Document(data=item, file=doc.file, index=doc.index, line=doc.line)
+                for item in data["items"] if isinstance(item, Mapping)]
+    return [doc] if isinstance(data, Mapping) else []
+
+
+def is_spec_document(data: Any) -> bool:
+    """A kueueplan spec document (not a Scenario, which is a simulation input)."""
+    return isinstance(data, Mapping) and data.get("apiVersion") == KUEUEPLAN_API and data.get("kind") != "Scenario"
+
+
+# Kinds without a namespace; every other kind applied without one lands in `default`.
+CLUSTER_SCOPED = {"Namespace", "ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "PriorityClass",
+                  "AdmissionCheck", "ProvisioningRequestConfig", "Topology", "MultiKueueConfig", "MultiKueueCluster",
+                  "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "StorageClass", "PersistentVolume",
+                  "Node", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+
+
+def key_of(data: Mapping[str, Any]) -> Key:
+    meta = objects.meta(data)
+    name = meta.get("name") or (f"{meta.get('generateName')}*" if meta.get("generateName") else "")
+    kind = str(data.get("kind", ""))
+    namespace = "" if kind in CLUSTER_SCOPED else str(meta.get("namespace") or "default")
+    return kind, namespace, str(name)
+
+
+def key_text(key: Key) -> str:
+    kind, namespace, name = key
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+# --------------------------------------------------------------------------- cleaning
+
+
+def clean(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy without status and server-managed metadata (what a `kubectl get -o yaml` export adds)."""
+    out = copy.deepcopy(dict(data))
+    out.pop("status", None)
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        for field in SERVER_METADATA:
+            meta.pop(field, None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict):
+            for key in SERVER_ANNOTATIONS:
+                annotations.pop(key, None)
+            if not annotations:
+                meta.pop("annotations")
+    return out
+
+
+# Written by `kueueplan build` on every object: the apply order and the owner. Not part of what an object does.
+OWN_KEYS = {"argocd.argoproj.io/sync-wave": None, "app.kubernetes.io/managed-by": "kueueplan"}
+
+
+def _own(key: str, value: str | None = None) -> bool:
+    if key.startswith(OWN_PREFIXES):
+        return True
+    return key in OWN_KEYS and (OWN_KEYS[key] is None or OWN_KEYS[key] == value)
+
+
+def _user_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    pairs = ((str(k), "" if v is None else str(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
+    return {k: v for k, v in pairs if not _own(k, v)}
+
+
+def _canonical_resources(value: Any, parent: str | None = None) -> Any:
+    """Recursively canonicalise quantities under `resources.{limits,requests}` maps; drop null values."""
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if v is None:
+                continue
+            if parent in ("limits", "requests") and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                try:
+                    out[k] = canonical(v)
+                    continue
+                except QuantityError:
+                    pass
+            out[k] = _canonical_resources(v, str(k))
+        return out
+    if isinstance(value, list):
+        return [_canonical_resources(v, parent) for v in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """Dataclass trees -> JSON-friendly values (Fractions become canonical quantity strings)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Fraction):
+        return canonical(value)
+    return value
+
+
+def semantic(data: Mapping[str, Any], file: str | None = None, line: int | None = None) -> dict[str, Any]:
+    """The comparable form of one manifest (see the module docstring)."""
+    cleaned = clean(data)
+    meta = objects.meta(cleaned)
+    head = {"labels": _user_map(meta.get("labels")), "annotations": _user_map(meta.get("annotations"))}
+    obj = objects.read_object(cleaned, file, line)
+    if isinstance(obj, objects.Namespace):
+        # The API server adds the name label to every namespace; written or not, it is the same object.
+        head["labels"] = _user_map(obj.label_map)
+        return {"kind": "Namespace", **head}
+    if obj is not None:
+        body = _plain(obj)
+        if "resource_groups" in body:
+            body["resource_groups"] = _sorted_groups(body["resource_groups"])
+        if isinstance(obj, objects.WorkloadPriorityClass):
+            body["description"] = cleaned.get("description")
+        return {**head, **body}
+    rest = {k: v for k, v in cleaned.items() if k not in ("apiVersion", "metadata")}
+    group, _version = objects.api_version_of(cleaned)
+    if group == "ray.io":
+        _ray_defaults(rest.get("spec"))
+    return {"group": group, **head, **_canonical_resources(rest)}
+
+
+def _ray_defaults(spec: Any) -> None:
+    """KubeRay's CRD defaults, so a field left out and the same field at its default compare equal."""
+    if not isinstance(spec, dict):
+        return
+    cluster = spec.get("rayClusterSpec") if isinstance(spec.get("rayClusterSpec"), dict) else spec
+    head = cluster.get("headGroupSpec")
+    if isinstance(head, dict) and not head.get("rayStartParams"):
+        head.pop("rayStartParams", None)
+    for group in cluster.get("workerGroupSpecs") or []:
+        if not isinstance(group, dict):
+            continue
+        group.setdefault("minReplicas", 0)
+        group.setdefault("maxReplicas", 2**31 - 1)
+        group.setdefault("numOfHosts", 1)
+        group.setdefault("replicas", group["minReplicas"])
+        if not group.get("rayStartParams"):
+            group.pop("rayStartParams", None)
+
+
+def _sorted_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Group order and resource order carry no meaning in Kueue (flavor order does: it is the preference)."""
+    out = []
+    for g in groups:
+        flavors = [{**f, "resources": sorted(f["resources"], key=lambda r: r["name"])} for f in g["flavors"]]
+        out.append({"covered_resources": sorted(g["covered_resources"]), "flavors": flavors})
+    return sorted(out, key=lambda g: g["covered_resources"])
+
+
+def index(docs: Iterable[Document | Mapping[str, Any]]) -> dict[Key, dict[str, Any]]:
+    """Semantic forms keyed by (kind, namespace, name); a duplicate key is an error (the last would win)."""
+    out: dict[Key, dict[str, Any]] = {}
+    for doc in docs:
+        data = getattr(doc, "data", doc)
+        if not isinstance(data, Mapping) or is_spec_document(data):
+            continue
+        key = key_of(data)
+        if key in out:
+            raise KueueplanError(f"{key_text(key)} is defined twice", file=getattr(doc, "file", None),
+                                 line=getattr(doc, "line", None), hint="keep one definition per object")
+        out[key] = semantic(data, getattr(doc, "file", None), getattr(doc, "line", None))
+    return out
+
+
+def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where two semantic forms differ (for "changed" lines in a diff)."""
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        out: list[str] = []
+        for k in sorted(set(before) | set(after), key=str):
+            out.extend(changed_paths(before.get(k), after.get(k), f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        out = []
+        for i, (b, a) in enumerate(zip(before, after)):
+            out.extend(changed_paths(b, a, f"{prefix}[{i}]"))
+        return out
+    return [] if before == after else [prefix or "(object)"]

@@ -1,0 +1,31 @@
+"""Every rule documents a failing and a passing example; both run here under the rule's ID."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kueueplan.validate.registry import all_rules
+from tests.validate.helpers import rules_of, run_text
+
+RULES = all_rules()
+
+
+def test_every_rule_has_both_examples() -> None:
+    missing = [r.id for r in RULES if set(r.examples) != {"fails", "passes"}]
+    assert missing == []
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_failing_example_is_caught(rule, tmp_path: Path, crd_paths: list[str]) -> None:
+    result = run_text(tmp_path, rule.examples["fails"], crd_paths)
+    hits = [f for f in result.findings if f.rule == rule.id]
+    assert hits, f"{rule.id} not reported; got {[(f.rule, f.message) for f in result.findings]}"
+    assert all(f.message for f in hits)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_passing_example_is_clean(rule, tmp_path: Path, crd_paths: list[str]) -> None:
+    result = run_text(tmp_path, rule.examples["passes"], crd_paths)
+    assert rule.id not in rules_of(result), [f for f in result.findings if f.rule == rule.id]

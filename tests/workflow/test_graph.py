@@ -1,0 +1,116 @@
+"""`kueueplan graph`: the topology model and its Mermaid / DOT renderings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kueueplan.cli import main
+from kueueplan.kube.objects import read_cluster
+from kueueplan.report.graph import dot, mermaid
+from kueueplan.workflow.graph import build_topology
+from kueueplan.workflow.manifests import load_documents
+
+
+def _cq(name: str, cohort: str | None = None, gpus: str = "4", selector: dict | None = None) -> dict:
+    spec: dict = {"namespaceSelector": {} if selector is None else selector,
+                  "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
+                                      "flavors": [{"name": "gpu", "resources": [
+                                          {"name": "nvidia.com/gpu", "nominalQuota": gpus}]}]}]}
+    if cohort:
+        spec["cohortName"] = cohort
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def test_tutorial_topology_has_cohort_quotas_queues_and_namespaces(preemption_dir: Path) -> None:
+    topo = build_topology(read_cluster(load_documents([preemption_dir])))
+    [cohort] = topo.groups
+    assert cohort.title == "Cohort team-ab"
+    assert sorted(topo.nodes[m].title for m in cohort.members) == [
+        "ClusterQueue shared-cq", "ClusterQueue team-a-cq", "ClusterQueue team-b-cq"]
+    labels = {(e.source, e.target): e.label for e in topo.edges}
+    assert labels[("cq_team_a_cq", "flavor_gpu_flavor")] == "nvidia.com/gpu 4"
+    assert labels[("cq_team_b_cq", "flavor_gpu_flavor")] == "nvidia.com/gpu 0 (borrow ≤ 4)"
+    assert labels[("cq_shared_cq", "flavor_default_flavor")] == "cpu 20, memory 64Gi"
+    assert ("ns_team_a", "lq_team_a_local_queue") in labels
+    assert ("lq_team_a_local_queue", "cq_team_a_cq") in labels
+    # team-a-cq's selector picks namespace team-a only; shared-cq's `{}` selects all (shown on the node).
+    assert labels[("cq_team_a_cq", "ns_team_a")] == "selects"
+    assert ("cq_team_a_cq", "ns_team_b") not in labels
+    assert "namespaces: all" in topo.nodes["cq_shared_cq"].lines
+
+
+def test_mermaid_nests_cohort_tree_and_highlights_changes() -> None:
+    docs = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "root"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "research"},
+         "spec": {"parentName": "root"}},
+        _cq("vision", cohort="research"),
+        _cq("infra", cohort="root"),
+    ]
+    topo = build_topology(read_cluster(docs), changed={"vision": ["nvidia.com/gpu on gpu: nominal 8 → 4"]})
+    text = mermaid(topo)
+    lines = text.splitlines()
+    assert lines[0] == "flowchart LR"
+    root = lines.index('  subgraph cohort_root["<b>Cohort root</b>"]')
+    child = next(i for i, l in enumerate(lines) if l.strip().startswith("subgraph cohort_research"))
+    vision = next(i for i, l in enumerate(lines) if l.strip().startswith("cq_vision["))
+    child_end = next(i for i in range(vision, len(lines)) if lines[i] == "    end")
+    assert root < child < vision < child_end  # vision sits inside research, which sits inside root
+    assert "nominal 8 → 4" in lines[vision]
+    assert "  class cq_vision changed" in lines
+    highlighted = re.search(r"linkStyle ([\d,]+) ", text).group(1).split(",")
+    edges = [l for l in lines if "-->" in l or "-.->" in l]
+    assert [edges[int(i)] for i in highlighted] == ['  cq_vision -->|"nvidia.com/gpu 4"| flavor_gpu']
+
+
+def test_names_that_sanitise_alike_get_distinct_ids_and_labels_are_escaped() -> None:
+    docs = [_cq("a.b"), _cq("a-b"), {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                                      "metadata": {"name": "gpu"}}]
+    topo = build_topology(read_cluster(docs))
+    cq_ids = [n.id for n in topo.nodes.values() if n.kind == "ClusterQueue"]
+    assert len(set(cq_ids)) == 2
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", i) for i in topo.nodes)
+    topo.nodes[cq_ids[0]].lines.append('say "hi" <script>')
+    out = mermaid(topo)
+    assert "<script>" not in out and "#quot;hi#quot;" in out
+    assert '\\"hi\\"' in dot(topo)
+
+
+def test_dot_is_balanced_and_marks_missing_queue(tmp_path: Path, write_yaml) -> None:
+    write_yaml(tmp_path / "m.yaml", _cq("team", cohort="c"),
+               {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                "metadata": {"name": "q", "namespace": "ns"}, "spec": {"clusterQueue": "missing"}})
+    text = dot(build_topology(read_cluster(load_documents([tmp_path]))))
+    assert text.startswith("digraph kueue {") and text.count("{") == text.count("}")
+    assert "subgraph cluster_cohort_c" in text
+    assert "ClusterQueue missing not defined" in text
+    assert "ResourceFlavor gpu\\n(not defined)" in text
+
+
+def test_selector_mismatch_is_drawn_as_blocked(tmp_path: Path, write_yaml) -> None:
+    write_yaml(tmp_path / "m.yaml", _cq("team", selector={"matchLabels": {"team": "x"}}),
+               {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}},
+               {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+                "metadata": {"name": "q", "namespace": "other"}, "spec": {"clusterQueue": "team"}})
+    topo = build_topology(read_cluster(load_documents([tmp_path])))
+    [edge] = [e for e in topo.edges if e.source == "lq_other_q"]
+    assert edge.dotted and edge.label == "namespace not selected"
+
+
+def test_cli_graph_both_formats(preemption_dir: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(main, ["graph", str(preemption_dir)])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("flowchart LR") and "cq_team_a_cq" in out.output
+    out = runner.invoke(main, ["graph", str(preemption_dir), "-f", "dot"])
+    assert out.exit_code == 0 and out.output.startswith("digraph kueue {")
+
+
+def test_cli_graph_bad_input_is_a_clean_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("kind: ClusterQueue\napiVersion: kueue.x-k8s.io/v1beta2\nmetadata: {}\n")
+    out = CliRunner().invoke(main, ["graph", str(tmp_path)])
+    assert out.exit_code == 2
+    assert "bad.yaml:1" in out.output and "Traceback" not in out.output
