@@ -7,14 +7,18 @@ priority 100, every 500 ms), large (20 CPU, 1 s, priority 200, every 1.2 s).
     python benchmarks/bench_simulate.py            # baseline (5 x 6 queues, 15,000 workloads) and large
     python benchmarks/bench_simulate.py baseline   # one of them
 
-Prints wall time, peak memory (tracemalloc, Python allocations) and the rate in workloads per second.
+Prints wall time (building the scenario from the generated dict, simulating and producing the JSON result),
+peak memory (the process's maximum resident set size; each input runs in its own process) and the rate in
+workloads per second.
 """
 
 from __future__ import annotations
 
+import json
+import resource
+import subprocess
 import sys
 import time
-import tracemalloc
 from typing import Any
 
 from kueueplan.simulate.engine import simulate
@@ -67,23 +71,29 @@ def scenario(cohorts: int, queues: int, counts: tuple[int, int, int]) -> dict[st
 def run(name: str) -> dict[str, Any]:
     cohorts, queues, counts = SIZES[name]
     data = scenario(cohorts, queues, counts)
-    tracemalloc.start()
     start = time.perf_counter()
     sim = simulate(scenario_from_dict(data))
     out = result_json(sim)
     wall = time.perf_counter() - start
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     n = len(out["workloads"])
     finished = sum(1 for w in out["workloads"] if w["state"] == "Finished")
     preempted = sum(1 for e in out["events"] if e["type"] == "Preempted")
     return {"input": name, "workloads": n, "finished": finished, "preemptions": preempted, "cycles": sim.cycle,
-            "wall_s": wall, "peak_mib": peak / 2**20, "rate": n / wall, "sim_end_s": sim.now / 1000}
+            "wall_s": wall, "peak_mib": peak, "rate": n / wall, "sim_end_s": sim.now / 1000}
+
+
+def _in_subprocess(name: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
 
 
 def main(argv: list[str]) -> None:
+    if len(argv) == 3 and argv[1] == "--one":
+        print(json.dumps(run(argv[2])))
+        return
     names = argv[1:] or list(SIZES)
-    rows = [run(n) for n in names]
+    rows = [_in_subprocess(n) for n in names]
     header = ["input", "workloads", "finished", "preemptions", "cycles", "sim_end_s", "wall_s", "peak_mib", "rate"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

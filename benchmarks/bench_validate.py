@@ -5,6 +5,7 @@ Per tenant: a Namespace, a ClusterQueue with two resource groups and three flavo
 Prints a table: wall time, peak memory, objects/s. Not a test; run `python benchmarks/bench_validate.py`.
 
 Usage: bench_validate.py [--tenants N] [--crds PATH ...] [--runs R]
+       bench_validate.py --cel-libraries   (the measurement behind the choice of CEL library)
 """
 
 from __future__ import annotations
@@ -108,12 +109,77 @@ def run_cli(path: Path, crds: list[str]) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
+def crd_rules(folders: list[str]) -> list[str]:
+    """Distinct create-time (non-oldSelf) CEL rules of every CRD in the folders."""
+    import yaml
+
+    rules: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for v in node.get("x-kubernetes-validations") or []:
+                if "oldSelf" not in v["rule"]:
+                    rules.add(v["rule"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for folder in folders:
+        for f in sorted(Path(folder).glob("*.yaml")):
+            walk(yaml.load(f.read_text(), Loader=yaml.CSafeLoader))
+    return sorted(rules)
+
+
+def compare_cel_libraries(folders: list[str], n: int = 2000) -> None:
+    """common-expression-language (`cel`) vs cel-python (`celpy`) on the CRDs' own rules."""
+    import cel
+    import celpy
+
+    rules = crd_rules(folders)
+    group = {"coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+             "flavors": [{"name": f"f{i}", "resources": [{"name": r, "nominalQuota": "4"}
+                                                         for r in ("cpu", "memory", "nvidia.com/gpu")]}
+                         for i in range(3)]}
+    rule = "self.flavors.all(x, size(x.resources) == size(self.coveredResources))"
+    start = time.perf_counter()
+    fast = [cel.compile(r) for r in rules]
+    cel_compile = time.perf_counter() - start
+    env = celpy.Environment()
+    start = time.perf_counter()
+    slow = [env.program(env.compile(r)) for r in rules]
+    celpy_compile = time.perf_counter() - start
+    program = cel.compile(rule)
+    start = time.perf_counter()
+    for _ in range(n):
+        assert program.execute({"self": group}) is True
+    cel_eval = (time.perf_counter() - start) / n
+    py_program = env.program(env.compile(rule))
+    start = time.perf_counter()
+    for _ in range(n // 10):
+        assert bool(py_program.evaluate({"self": celpy.json_to_cel(group)}))
+    celpy_eval = (time.perf_counter() - start) / (n // 10)
+    print(f"| CEL library | compile {len(rules)} CRD rules | evaluate a resource-group rule | compiled |")
+    print("|---|---|---|---|")
+    print(f"| common-expression-language (cel) | {cel_compile * 1e3:.1f} ms | {cel_eval * 1e6:.0f} us | "
+          f"{len(fast)}/{len(rules)} |")
+    print(f"| cel-python (celpy) | {celpy_compile * 1e3:.1f} ms | {celpy_eval * 1e6:.0f} us | "
+          f"{len(slow)}/{len(rules)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cel-libraries", action="store_true", help="compare the two CEL libraries and exit")
     parser.add_argument("--tenants", type=int, default=1000)
     parser.add_argument("--crds", nargs="*", default=[str(DEFAULT_CRDS)])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    if args.cel_libraries:
+        up = REPO.parent / "shared" / "upstream"
+        compare_cel_libraries([str(up / "kueue" / "crds"), str(up / "kuberay" / "crds"),
+                               str(up / "autoscaler" / "crds")])
+        return
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("KUEUEPLAN_CACHE_DIR", str(Path(tmp) / "cache"))
         path = Path(tmp) / "platform.yaml"

@@ -157,3 +157,45 @@ def quantities_canonical(obj: Any, found: list[str], path: str = "") -> list[str
 
 def fraction(value: Any) -> Fraction:
     return parse_quantity(value)
+
+
+def write_big_spec(folder: Path, teams: int) -> Path:
+    """A platform of `teams` teams (two namespaces, a LocalQueue and a RayJob each) in 20 cohorts, two envs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    head = "apiVersion: kueueplan.io/v1alpha1\n"
+    (folder / "base.yaml").write_text(
+        head + "kind: ResourceFlavor\nmetadata: {name: cpu}\n---\n" + head + "kind: ResourceFlavor\n"
+        "metadata: {name: gpu}\n---\n" + head + "kind: Priority\nmetadata: {name: prod}\nspec: {value: 1000}\n")
+    docs = []
+    for i in range(teams):
+        docs.append(head + f"""kind: Team
+metadata: {{name: team-{i:04d}}}
+spec:
+  namespaces: [team-{i:04d}, team-{i:04d}-ci]
+  cohort: org-{i % 20}
+  quotas:
+  - flavor: gpu
+    resources: {{cpu: 48, memory: 384Gi, nvidia.com/gpu: 8}}
+  - flavor: cpu
+    resources:
+      cpu: {{nominalQuota: 8, borrowingLimit: 8, lendingLimit: 4}}
+      memory: 32Gi
+      nvidia.com/gpu: 0
+  localQueues: [main]
+---
+""" + head + f"""kind: Workload
+metadata: {{name: train-{i:04d}}}
+spec:
+  team: team-{i:04d}
+  kind: RayJob
+  priority: prod
+  image: rayproject/ray:2.46.0
+  entrypoint: python train.py
+  head: {{resources: {{requests: {{cpu: 2, memory: 8Gi}}}}}}
+  workers:
+  - {{groupName: w, replicas: 2, resources: {{requests: {{cpu: 4, memory: 16Gi, nvidia.com/gpu: 1}}}}}}
+""")
+    (folder / "teams.yaml").write_text("---\n".join(docs))
+    for env in ("dev", "prod"):
+        (folder / f"env-{env}.yaml").write_text(head + f"kind: Environment\nmetadata: {{name: {env}}}\n")
+    return folder

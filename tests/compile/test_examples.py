@@ -34,7 +34,8 @@ def _rayjob_priority(shared: Path, env: str) -> list[dict[str, Any]]:
     blocks = _seed_blocks(shared, "000")
     resources = [d for d in yaml.safe_load_all(next(b for b in blocks if "# kueue-resources.yaml" in b)) if d]
     if env == "raised-quota":
-        raised = [yaml.safe_load(b) for b in blocks if b.lstrip().startswith("apiVersion") and "kind: ClusterQueue" in b]
+        raised = [yaml.safe_load(b) for b in blocks
+                  if b.lstrip().startswith("apiVersion") and "kind: ClusterQueue" in b]
         resources = [raised[-1] if d["kind"] == "ClusterQueue" else d for d in resources]
     sample = load_yaml_docs(shared / "upstream/kuberay/samples/ray-job.pytorch-distributed-training.yaml")[0]
     jobs = []
@@ -51,7 +52,8 @@ def _gang_rayjob(shared: Path) -> list[dict[str, Any]]:
     indentation, so its Kueue objects are checked line by line in test_gang_rayjob_kueue_lines)."""
     sample = load_yaml_docs(shared / "upstream/kuberay/samples/ray-job.pytorch-distributed-training.yaml")[0]
     job = dict(sample)
-    job["metadata"] = {"generateName": "pytorch-text-classifier-", "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}}
+    job["metadata"] = {"generateName": "pytorch-text-classifier-",
+                       "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}}
     text = next((shared / "seeds").glob("002_*.txt")).read_text(encoding="utf-8")
     assert "generateName: pytorch-text-classifier-\nlabels:\nkueue.x-k8s.io/queue-name: user-queue" in text
     return [job]

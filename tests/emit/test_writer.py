@@ -176,3 +176,47 @@ def test_yaml_puts_apiversion_kind_metadata_first_and_keeps_multiline_strings_re
     assert body.splitlines()[:3] == ["apiVersion: ray.io/v1", "kind: RayJob", "metadata:"]
     assert "entrypoint: |" in body
     assert list(yaml.safe_load_all(text))[-1]["spec"]["entrypoint"] == "a\nb\n"
+
+
+def test_argocd_and_flux_objects_point_at_the_environment_folder(tmp_path: Path) -> None:
+    spec = tmp_path / "repo" / "environments"
+    spec.parent.mkdir()
+    import shutil
+
+    shutil.copytree(DEMO, spec)
+    build(spec, tmp_path / "repo" / "gen", argocd=True, flux=True)
+    app = yaml.safe_load((tmp_path / "repo/gen/prod/argocd-application.yaml").read_text())
+    flux = yaml.safe_load((tmp_path / "repo/gen/prod/flux-kustomization.yaml").read_text())
+    assert app["kind"] == "Application" and app["spec"]["source"]["path"] == "gen/prod"
+    assert {"group": "ray.io", "kind": "RayJob", "jsonPointers": ["/spec/suspend"]} in app["spec"]["ignoreDifferences"]
+    assert flux["kind"] == "Kustomization" and flux["spec"]["path"] == "./gen/prod" and flux["spec"]["prune"] is True
+    # Without the flags nothing GitOps-specific is written (the demo configures neither).
+    build(spec, tmp_path / "repo" / "gen")
+    assert not (tmp_path / "repo/gen/prod/argocd-application.yaml").exists()
+
+
+def test_a_build_failing_midway_leaves_the_old_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kueueplan.emit import writer
+
+    out = tmp_path / "gen"
+    write_tree(out, _files(prod__a_yaml="old", prod__b_yaml="old"))
+    before = {p.name: p.read_text() for p in (out / "prod").iterdir()}
+    real_write = writer._write_file
+    calls = []
+
+    def failing_write(path: Path, text: str) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        real_write(path, text)
+
+    monkeypatch.setattr(writer, "_write_file", failing_write)
+    with pytest.raises(OSError):
+        write_tree(out, _files(prod__a_yaml="new", prod__b_yaml="new"))
+    monkeypatch.setattr(writer, "_write_file", real_write)
+    assert {p.name: p.read_text() for p in (out / "prod").iterdir()} == before
+    assert not (out / LOCK_NAME).exists(), "the lock is released on failure"
+    # The next build clears the half-written stage and completes.
+    write_tree(out, _files(prod__a_yaml="new", prod__b_yaml="new"))
+    assert sorted(p.name for p in out.iterdir()) == ["prod"]
+    assert (out / "prod" / "a.yaml").read_text().endswith("new\n")

@@ -288,3 +288,15 @@ def test_check_hook_runs_the_ci_check(repo_dir: Path, demo_repo: Path) -> None:
     assert "pre-push" in hook["stages"]
     done = _run_hook(hook, demo_repo)
     assert "build     ok: gen matches a fresh build" in done.stdout, done.stdout + done.stderr
+
+
+def test_ci_workflow_runs_the_tests_then_checks_the_demo(repo_dir: Path) -> None:
+    ci = yaml.safe_load((repo_dir / ".github" / "workflows" / "ci.yml").read_text())
+    runs = [s.get("run", "") for s in ci["jobs"]["test"]["steps"]]
+    tests = runs.index("./.ci/run")
+    check = next(i for i, r in enumerate(runs) if "kueueplan check environments" in r)
+    assert tests < check
+    assert (repo_dir / ".ci" / "run").is_file()
+    assert ci["jobs"]["test"]["env"]["CI"] == "true"  # ../shared missing is a failure in CI, never a skip
+    [uses] = [s["uses"] for s in ci["jobs"]["pull-request"]["steps"] if s.get("uses") == "./"]
+    assert uses == "./"  # the PR job dogfoods this repository's action

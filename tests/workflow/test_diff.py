@@ -74,7 +74,8 @@ def test_quota_cut_making_prod_rayjob_inadmissible_fails_with_markdown_report(tm
     assert out.exit_code == 1, out.output
     md = out.output
     assert md.startswith(COMMENT_MARKER)
-    row = next(line for line in md.splitlines() if "`vision/nightly-train`" in line)
+    assert "can no longer run: `vision/nightly-train` (inadmissible, prod)" in md  # the summary line
+    row = next(line for line in md.splitlines() if line.startswith("| ❌") and "`vision/nightly-train`" in line)
     # the queue, the workload, what happened, and the resource with before -> after
     assert "`vision`" in row and "inadmissible" in row.lower()
     assert "nvidia.com/gpu on a100: nominal 8 → 2" in row
@@ -183,3 +184,13 @@ def test_p95_and_family() -> None:
     assert p95([float(i) for i in range(1, 21)]) == 19.0
     assert p95([7.0]) == 7.0
     assert family("ns/train-12") == "ns/train" and family("ns/train") == "ns/train"
+
+
+def test_fields_the_object_model_does_not_read_still_count() -> None:
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "q"},
+          "spec": {"namespaceSelector": {}, "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}}
+    changed = {**cq, "spec": {**cq["spec"], "admissionScope": {"admissionMode": "NoAdmissionFairSharing"}}}
+    key = ("ClusterQueue", "", "q")
+    assert index([cq])[key] != index([changed])[key]
+    from kueueplan.workflow.manifests import changed_paths
+    assert changed_paths(index([cq])[key], index([changed])[key]) == ["otherSpec.admissionScope.admissionMode"]

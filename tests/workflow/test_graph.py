@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from kueueplan.cli import main
 from kueueplan.kube.objects import read_cluster
 from kueueplan.report.graph import dot, mermaid
-from kueueplan.workflow.graph import build_topology
+from kueueplan.workflow.graph import build_topology, focus
 from kueueplan.workflow.manifests import load_documents
 
 
@@ -114,3 +114,31 @@ def test_cli_graph_bad_input_is_a_clean_error(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["graph", str(tmp_path)])
     assert out.exit_code == 2
     assert "bad.yaml:1" in out.output and "Traceback" not in out.output
+
+
+def test_graph_of_a_spec_folder_compiles_the_chosen_environment(repo_dir: Path, tmp_path: Path) -> None:
+    spec = repo_dir / "environments"
+    runner = CliRunner()
+    several = runner.invoke(main, ["graph", str(spec)])
+    assert several.exit_code == 2 and "--env" in several.output
+    out = runner.invoke(main, ["graph", str(spec), "--env", "prod"])
+    assert out.exit_code == 0, out.output
+    assert runner.invoke(main, ["build", str(spec), "-o", str(tmp_path / "gen"), "-q"]).exit_code == 0
+    rendered = runner.invoke(main, ["graph", str(tmp_path / "gen" / "prod")])
+    # The spec compiled in memory draws the same topology as its rendered manifests.
+    assert out.output == rendered.output
+    assert "subgraph cohort_" in out.output and "-->|" in out.output
+
+
+def test_focus_keeps_the_changed_cohort_tree_and_drops_the_rest() -> None:
+    docs = [_cq("a1", cohort="a"), _cq("a2", cohort="a"), _cq("b1", cohort="b"), _cq("solo"),
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+             "metadata": {"name": "q", "namespace": "ns-b"}, "spec": {"clusterQueue": "b1"}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+             "metadata": {"name": "q", "namespace": "ns-a"}, "spec": {"clusterQueue": "a2"}}]
+    cluster = read_cluster(docs)
+    part = focus(cluster, {"a1"})
+    assert sorted(part.cluster_queues) == ["a1", "a2"]
+    assert list(part.local_queues) == [("ns-a", "q")]
+    assert focus(cluster, {"a1"}, limit=1).cluster_queues.keys() == {"a1"}
+    assert sorted(focus(cluster, {"solo", "b1"}).cluster_queues) == ["b1", "solo"]

@@ -107,3 +107,22 @@ def test_duplicate_objects_in_the_input_are_a_clear_error(shared_dir: Path, tmp_
     res = CliRunner().invoke(main, ["import", str(shared_dir.joinpath(*SEEDS, "skypilot")), "-o", str(tmp_path)])
     assert res.exit_code == 2
     assert "defined twice" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("text, message", [
+    ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: x, labels: {kueue.x-k8s.io/queue-name: q}}\n"
+     "spec:\n  rayClusterSpec:\n    headGroupSpec: [1, 2]\n", "unexpected shape"),
+    ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec:\n  resourceGroups: 5\n",
+     "resourceGroups must be a list"),
+    ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: [1]\nspec: {clusterQueue: x}\n",
+     "metadata"),
+])
+def test_malformed_objects_are_clean_errors_with_the_file(text: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / "q.yaml").write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+                                     "metadata: {name: q, namespace: default}\nspec: {clusterQueue: x}\n---\n"
+                                     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\n"
+                                     "spec: {namespaceSelector: {}}\n")
+    (tmp_path / "bad.yaml").write_text(text)
+    res = CliRunner().invoke(main, ["import", str(tmp_path), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert message in res.output and "bad.yaml" in res.output and "Traceback" not in res.output

@@ -13,14 +13,15 @@ from kueueplan.workflow.sources import load_side, pick_env
 
 
 @main.command()
-@click.argument("path", type=click.Path(path_type=Path), default=Path("."))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option("-f", "--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True)
 @click.option("--env", default=None, help="Environment to draw (spec folders, or gen/ with one folder per env).")
-def graph(path: Path, fmt: str, env: str | None) -> None:
+def graph(path: Path | None, fmt: str, env: str | None) -> None:
     """Draw flavors, cohorts, ClusterQueues (with quotas), LocalQueues and namespaces.
 
-    PATH is a spec folder or rendered manifests (a folder or a file).
+    PATH is a spec folder or rendered manifests (a folder or a file); default environments/.
     """
+    path = path or Path("environments")
     side = load_side(path, env)
     topo = build_topology(side.cluster(pick_env(side, env)))
     click.echo(mermaid(topo) if fmt == "mermaid" else dot(topo), nl=False)

@@ -23,9 +23,11 @@ from kueueplan.cli import main
 @click.option("--fail-on", default="error", show_default=True, type=click.Choice(["error", "warning", "info"]),
               help="Exit 1 when a finding of this severity or worse exists")
 @click.option("--select", "select", multiple=True, help="Only run these rule IDs (repeatable)")
+@click.option("--kueue-version", default=None,
+              help="Kueue release the manifests target, e.g. v0.8 (pod sets differ by version; default: v0.19)")
 @click.option("--list-rules", is_flag=True, help="Print the rule catalogue and exit")
 def validate(paths: tuple[str, ...], crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool,
-             fmt: str, fail_on: str, select: tuple[str, ...], list_rules: bool) -> None:
+             fmt: str, fail_on: str, select: tuple[str, ...], kueue_version: str | None, list_rules: bool) -> None:
     """Validate spec folders, manifest files/folders and `-` (stdin) before Argo CD or Flux applies them.
 
     Exit codes: 0 no finding at --fail-on or worse, 1 findings, 2 unusable input or usage error.
@@ -49,6 +51,7 @@ def validate(paths: tuple[str, ...], crds: tuple[str, ...], policies: tuple[str,
         policy_paths = []
     elif not policies and Path("policies").is_dir():
         policy_paths = ["policies"]
-    result = run(list(paths), crds=list(crds) or None, policies=policy_paths, select=set(select) or None)
+    result = run(list(paths), crds=list(crds) or None, policies=policy_paths, select=set(select) or None,
+                 kueue_version=kueue_version)
     click.echo(render(result, fmt, all_rules(), fail_on), nl=False)
     sys.exit(1 if result.fails(fail_on) else 0)

@@ -11,7 +11,7 @@ from typing import Any
 from kueueplan.compile.context import KUEUE_GROUP, TEAM_LABEL, EnvContext, metadata
 from kueueplan.kube.quantity import canonical, parse_quantity
 from kueueplan.spec.load import Entry
-from kueueplan.spec.models import FlavorQuota, TeamSpec
+from kueueplan.spec.models import FlavorQuota, LocalQueueSpec, NamespaceSpec, TeamSpec
 
 Manifest = dict[str, Any]
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
@@ -132,7 +132,18 @@ def resource_groups(ctx: EnvContext, entry: Entry, quotas: list[FlavorQuota], ha
         resources = [_resource(entry, name, quota.resources[name], has_parent, is_queue, path + (i, "resources", name))
                      for name in group["coveredResources"]]
         group["flavors"].append({"name": quota.flavor, "resources": resources})
+    _check_limits(entry, groups, path)
     return groups
+
+
+def _check_limits(entry: Entry, groups: list[dict[str, Any]], path: tuple[str | int, ...]) -> None:
+    """The CRD's list limits (v0.14+): ≤16 resource groups, ≤64 flavors and ≤64 resources per group."""
+    if len(groups) > 16:
+        raise entry.error(f"{len(groups)} resource groups; Kueue allows at most 16", path)
+    for group in groups:
+        if len(group["flavors"]) > 64 or len(group["coveredResources"]) > 64:
+            raise entry.error(f"a resource group has {len(group['flavors'])} flavors and "
+                              f"{len(group['coveredResources'])} resources; Kueue allows at most 64 of each", path)
 
 
 def _group_for(names: list[str], groups: list[dict[str, Any]], group_of: dict[str, dict[str, Any]],
@@ -181,18 +192,30 @@ def _known(names: dict[str, Any] | list[str]) -> str:
 # --------------------------------------------------------------------------- cohorts
 
 
+def _cohort_api(ctx: EnvContext, entry: Entry) -> tuple[str, str]:
+    """Cohort objects exist from Kueue v0.9 (v1alpha1, `parent`); v1beta1 with `parentName` from v0.13."""
+    if ctx.api == "v1beta2" or ctx.kueue_version >= (0, 13, 0):
+        return ctx.kueue_api_version, "parentName"
+    if ctx.kueue_version >= (0, 9, 0):
+        return f"{KUEUE_GROUP}/v1alpha1", "parent"
+    raise entry.error(f"Kueue {ctx.env.model.spec.kueueVersion} (environment {ctx.name!r}) has no Cohort API; "
+                      "its cohorts are implicit (named by ClusterQueues)", (),
+                      "limit this document to newer environments with metadata.environments")
+
+
 def cohorts(ctx: EnvContext) -> list[Manifest]:
     out = []
     declared = ctx.by_name("Cohort")
     for entry in ctx.docs["Cohort"]:
         spec = entry.model.spec
         _check_cohort_cycle(entry, declared)
+        api_version, parent_field = _cohort_api(ctx, entry)
         body = _drop_none({
-            "parentName": spec.parent,
+            parent_field: spec.parent,
             "resourceGroups": resource_groups(ctx, entry, spec.quotas, spec.parent is not None, False) or None,
             "fairSharing": {"weight": canonical(spec.fairSharing.weight)} if spec.fairSharing else None,
         })
-        manifest: Manifest = {"apiVersion": ctx.kueue_api_version, "kind": "Cohort",
+        manifest: Manifest = {"apiVersion": api_version, "kind": "Cohort",
                               "metadata": metadata(entry.name, "Cohort", entry)}
         if body:
             manifest["spec"] = body
@@ -219,43 +242,43 @@ class TeamPlan:
 
     def __init__(self, ctx: EnvContext, entry: Entry) -> None:
         self.entry = entry
-        spec: TeamSpec = entry.model.spec
-        self.spec = spec
-        self.cluster_queue = spec.clusterQueue or entry.name
-        raw_namespaces = spec.namespaces if spec.namespaces is not None else None
-        self.namespaces: list[tuple[str, Any]] = []  # (env name, NamespaceSpec | None)
-        if raw_namespaces is None:
-            self.namespaces.append((ctx.namespace(entry.name, entry.name, entry, ("namespaces",)), None))
-        else:
-            for i, ns in enumerate(raw_namespaces):
-                self.namespaces.append((ctx.namespace(ns.name, entry.name, entry, ("namespaces", i)), ns))
-        self.namespace_names = [n for n, _ in self.namespaces]
-        self._base_namespace = {}
-        if raw_namespaces is not None:
-            self._base_namespace = {ns.name: env for (env, _), ns in zip(self.namespaces, raw_namespaces)}
-        elif self.namespace_names:
-            self._base_namespace = {entry.name: self.namespace_names[0]}
-        self.local_queues: list[tuple[str, list[str], Any]] = []  # (name, env namespaces, LocalQueueSpec | None)
-        if spec.localQueues is None:
-            self.local_queues.append((entry.name, list(self.namespace_names), None))
-        else:
-            for i, lq in enumerate(spec.localQueues):
-                if lq.namespaces is None:
-                    where = list(self.namespace_names)
-                else:
-                    where = []
-                    for j, ns in enumerate(lq.namespaces):
-                        if ns not in self._base_namespace:
-                            raise entry.error(f"namespace {ns!r} is not one of the team's namespaces",
-                                              ("localQueues", i, "namespaces", j), _known(list(self._base_namespace)))
-                        where.append(self._base_namespace[ns])
-                self.local_queues.append((lq.name, where, lq))
+        self.spec: TeamSpec = entry.model.spec
+        self.cluster_queue = self.spec.clusterQueue or entry.name
+        # (name in this environment, NamespaceSpec or None for the default one named like the team)
+        self.namespaces: list[tuple[str, NamespaceSpec | None]] = self._namespaces(ctx)
+        self.namespace_names = [name for name, _ in self.namespaces]
+        # spec name -> name in this environment (namespaceTemplate applied)
+        self.base_namespaces = {(ns.name if ns else entry.name): name for name, ns in self.namespaces}
+        # (LocalQueue name, namespaces it is created in, LocalQueueSpec or None for the default one)
+        self.local_queues: list[tuple[str, list[str], LocalQueueSpec | None]] = self._local_queues()
+
+    def _namespaces(self, ctx: EnvContext) -> list[tuple[str, NamespaceSpec | None]]:
+        name = self.entry.name
+        if self.spec.namespaces is None:
+            return [(ctx.namespace(name, name, self.entry, ("namespaces",)), None)]
+        return [(ctx.namespace(ns.name, name, self.entry, ("namespaces", i)), ns)
+                for i, ns in enumerate(self.spec.namespaces)]
+
+    def _local_queues(self) -> list[tuple[str, list[str], LocalQueueSpec | None]]:
+        if self.spec.localQueues is None:
+            return [(self.entry.name, list(self.namespace_names), None)]
+        out = []
+        for i, lq in enumerate(self.spec.localQueues):
+            where = list(self.namespace_names)
+            if lq.namespaces is not None:
+                for j, ns in enumerate(lq.namespaces):
+                    if ns not in self.base_namespaces:
+                        raise self.entry.error(f"namespace {ns!r} is not one of the team's namespaces",
+                                               ("localQueues", i, "namespaces", j), _known(list(self.base_namespaces)))
+                where = [self.base_namespaces[ns] for ns in lq.namespaces]
+            out.append((lq.name, where, lq))
+        return out
 
     def env_namespace(self, base: str | None) -> str | None:
         """The environment name of a team namespace written `base` (None: the team's first namespace)."""
         if base is None:
             return self.namespace_names[0] if self.namespace_names else None
-        return self._base_namespace.get(base)
+        return self.base_namespaces.get(base)
 
     def queues_in(self, namespace: str) -> list[str]:
         return [name for name, where, _ in self.local_queues if namespace in where]
@@ -268,7 +291,7 @@ def team_plans(ctx: EnvContext) -> list[TeamPlan]:
     for plan in plans:
         other = queue_owner.get(plan.cluster_queue)
         if other is not None:
-            raise plan.entry.error(f"ClusterQueue {plan.cluster_queue!r} is also team {other.entry.name!r}'s",
+            raise plan.entry.error(f"ClusterQueue {plan.cluster_queue!r} already belongs to team {other.entry.name!r}",
                                    ("clusterQueue",), "give each team its own clusterQueue name")
         queue_owner[plan.cluster_queue] = plan
         for i, (ns, ns_spec) in enumerate(plan.namespaces):

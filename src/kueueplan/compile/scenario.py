@@ -2,7 +2,8 @@
 
 The cluster part is the compiled Kueue objects and Namespaces; each `load` entry of a Workload becomes an arrival
 whose manifest is the workload's object (named after the entry, with the entry's priority); expectations go into
-`spec.expectations` as `{workload: "<ns>/<name>", admittedWithin, neverPreempted, finishedBy, state}`.
+`spec.expectations` as `{workload: "<ns>/<name>", admittedWithin, neverPreempted, finishedBy, state}`; a Team's
+`expect` becomes `{clusterQueue: <its queue>, ...}` (every workload that queue admits).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]]) -> dict[str
             names = [name] if load.count == 1 else [f"{name}-{k}" for k in range(1, load.count + 1)]
             for copy_name in names:
                 expectations.append({"workload": f"{plan.namespace}/{copy_name}", **fields})
+    for team in team_plans(ctx):
+        fields = team.spec.expect.model_dump(exclude_none=True) if team.spec.expect else {}
+        if fields:
+            expectations.append({"clusterQueue": team.cluster_queue, **fields})
     spec: dict[str, Any] = {
         "manifests": [m for m in manifests if m["kind"] not in WORKLOAD_KINDS],
         "workloads": arrivals,

@@ -33,7 +33,7 @@ class WorkloadPlan:
         namespace = team.env_namespace(spec.namespace)
         if namespace is None:
             raise entry.error(f"namespace {spec.namespace!r} is not one of team {spec.team!r}'s namespaces",
-                              ("namespace",), _known(list(team._base_namespace)))
+                              ("namespace",), _known(list(team.base_namespaces)))
         self.namespace = namespace
         queues = team.queues_in(namespace)
         if spec.localQueue is None and not queues:

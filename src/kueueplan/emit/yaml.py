@@ -17,8 +17,14 @@ import yaml
 
 MARKER = "# kueueplan:generated - do not edit; regenerate with `kueueplan build`"
 _HEAD_KEYS = ("apiVersion", "kind", "metadata")
-_PLAIN = re.compile(r"^[A-Za-z0-9_/.(][A-Za-z0-9_/.()=+@,$%^&*<>;~ -]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9_/.(][A-Za-z0-9_/.()=+@,$%^&*<>;~: -]*$")
 _RESOLVER = yaml.resolver.Resolver()
+# Plain scalars that some YAML loader (YAML 1.2 core schema, or go-yaml v2 behind kubectl and Argo CD) reads as
+# something other than a string, even where PyYAML (YAML 1.1) reads a string: these are always quoted.
+_OTHER_LOADERS = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F_]+"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|~|null|Null|NULL|true|True|TRUE|false|False|FALSE"
+    r"|y|Y|n|N|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$")
 _STR_TAG = "tag:yaml.org,2002:str"
 # What PyYAML's reader accepts unescaped (printable), minus NEL which some loaders treat as a line break.
 _PRINTABLE = re.compile("[\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -28,7 +34,8 @@ _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0
 @lru_cache(maxsize=65536)
 def scalar_text(value: str) -> str:
     """A string as a single-line YAML scalar that loads back as exactly this string."""
-    if value and _PLAIN.match(value) and not value.endswith(" ") and \
+    if value and _PLAIN.fullmatch(value) and not value.endswith((" ", ":")) and ": " not in value and \
+            not _OTHER_LOADERS.fullmatch(value) and \
             _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
         return value
     return _quoted(value)
@@ -73,8 +80,9 @@ def _scalar(value: Any) -> str:
             return ".nan"
         if math.isinf(value):
             return ".inf" if value > 0 else "-.inf"
-        text = repr(value)
-        return text if ("." in text or "e" in text) else text + ".0"
+        mantissa, _, exponent = repr(value).partition("e")
+        mantissa = mantissa if "." in mantissa else mantissa + ".0"  # YAML 1.1 floats need a dot
+        return f"{mantissa}e{exponent}" if exponent else mantissa
     if isinstance(value, str):
         return scalar_text(value)
     raise TypeError(f"cannot write {type(value).__name__} as YAML")
@@ -84,7 +92,7 @@ def _emit(value: Any, indent: str, out: list[str]) -> None:
     """Append the lines of a block mapping or sequence (non-empty) at `indent`."""
     if isinstance(value, dict):
         for key, item in value.items():
-            head = f"{indent}{scalar_text(str(key)) if not isinstance(key, str) else scalar_text(key)}:"
+            head = f"{indent}{scalar_text(key) if isinstance(key, str) else _scalar(key)}:"
             _emit_value(head, item, indent + "  ", indent, out)
     else:
         for item in value:

@@ -7,6 +7,8 @@ from typing import Any
 
 from kueueplan.workflow.check import CheckReport
 
+MAX_SHOWN = 20  # findings listed in the summary; `kueueplan validate` prints them all
+
 
 def _counts(report: CheckReport) -> dict[str, int]:
     out = {"error": 0, "warning": 0, "info": 0}
@@ -34,15 +36,17 @@ def text(report: CheckReport) -> str:
     failing = report.failing_findings()
     mark = "✗" if failing else "ok:"
     out.append(f"  validate  {mark} {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info")
-    out += [f"              {_finding_line(f)}" for f in report.findings if f.severity != "info"]
+    shown = [f for f in report.findings if f.severity != "info"]
+    out += [f"              {_finding_line(f)}" for f in shown[:MAX_SHOWN]]
+    if len(shown) > MAX_SHOWN:
+        out.append(f"              … {len(shown) - MAX_SHOWN} more (run `kueueplan validate {report.spec_dir}`)")
     for sim in report.simulations:
         if not sim.workloads:
             out.append(f"  simulate  {sim.env}: no declared load")
             continue
         mark = "✗" if sim.failures else "ok:"
         out.append(f"  simulate  {sim.env}: {mark} {sim.workloads} workload(s), "
-                   f"{sim.expectations - len(sim.failures) if sim.expectations >= len(sim.failures) else 0}"
-                   f"/{sim.expectations} expectation(s) met")
+                   f"{len(sim.failures)} of {sim.expectations} expectation(s) failed")
         out += [f"              {line}" for line in sim.failures]
     problems = report.problems
     out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
@@ -63,7 +67,7 @@ def markdown(report: CheckReport) -> str:
             f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
         out.append(f"| simulate `{sim.env}` | {status} |")
     details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
-    details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"]
+    details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
     details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
     if details:
         out += ["", *details]

@@ -7,7 +7,7 @@ from typing import Any
 
 from kueueplan.report.graph import mermaid
 from kueueplan.workflow.diff import DiffReport, EnvDiff, WorkloadDelta
-from kueueplan.workflow.graph import build_topology
+from kueueplan.workflow.graph import build_topology, focus
 from kueueplan.workflow.manifests import key_text
 from kueueplan.workflow.prcomment import MARKER
 from kueueplan.workflow.quotas import QuotaChange
@@ -36,9 +36,16 @@ def related_quota_text(env: EnvDiff, delta: WorkloadDelta) -> str:
 
 
 def _summary(report: DiffReport) -> str:
-    blocking = report.blocking
-    if blocking:
-        return f"**{len(blocking)} blocking problem(s):** " + "; ".join(blocking)
+    if report.blocking:
+        workloads = [f"`{w.workload}` ({w.change}, {env.env})" for env in report.envs for w in env.workloads
+                     if w.blocking]
+        broken = sum(len(env.broken_expectations) for env in report.envs)
+        parts = []
+        if workloads:
+            parts.append(f"{len(workloads)} declared workload(s) can no longer run: {', '.join(workloads)}")
+        if broken:
+            parts.append(f"{broken} expectation(s) break")
+        return "❌ **This change blocks:** " + "; ".join(parts) + "."
     if all(env.empty for env in report.envs):
         return "No changes."
     return "No declared workload becomes inadmissible and no expectation breaks."
@@ -90,7 +97,11 @@ def _env_markdown(env: EnvDiff) -> list[str]:
                       [[o.change, f"`{key_text(o.key)}`", ", ".join(o.paths[:8]) + (" …" if len(o.paths) > 8 else "")]
                        for o in env.objects])
     if env.quotas:
-        topo = build_topology(env.head_cluster, changed_owners(env))
+        owners = changed_owners(env)
+        flavors: dict[str, set[str]] = {}
+        for change in env.quotas:
+            flavors.setdefault(change.key.owner, set()).add(change.key.flavor)
+        topo = build_topology(focus(env.head_cluster, set(owners)), owners, flavors)
         out += ["<details><summary>Cohorts and queues (changed quotas highlighted)</summary>", "",
                 "```mermaid", mermaid(topo).rstrip(), "```", "", "</details>", ""]
     return out

@@ -57,6 +57,8 @@ class Simulation:
         self._deleting_rfs: set[str] = set()
         self._active: list[str] | None = None
         self._config_generation = 0
+        self._memo_key: Any = None
+        self._memo: list[preemption.Target] = []
         self._derived: dict[tuple[int, int], Any] = {}
         self.ac = AdmissionCheckController(scenario.admission_checks)
         self.progress = progress
@@ -504,17 +506,28 @@ class Simulation:
         return self.cluster.cluster_queues
 
     def preemption_oracle(self, wl: SimWorkload, cq: ClusterQueue, fr: FR, qty: int) -> tuple[int, int]:
-        if self.fair_sharing is not None:
-            from kueueplan.simulate import fairsharing
-            return fairsharing.simulate_preemption(self, wl, cq, fr, qty)
-        return preemption.simulate_preemption(self, wl, cq, fr, qty)
+        if self.fair_sharing is None:
+            # The oracle's search equals get_targets for a one-resource workload: remember it for this
+            # nomination (usage does not change while a cycle nominates).
+            targets = self._targets_memo(wl, cq, {fr}, {fr: qty})
+            return preemption.possibility(self, cq, fr, qty, targets)
+        from kueueplan.simulate import fairsharing
+        return fairsharing.simulate_preemption(self, wl, cq, fr, qty)
 
     def get_targets(self, wl: SimWorkload, cq_name: str, assignment: Assignment) -> list[preemption.Target]:
         cq = self.cluster.cluster_queues[cq_name]
         if self.fair_sharing is not None:
             from kueueplan.simulate import fairsharing
             return fairsharing.get_targets(self, wl, cq, assignment.frs_need_preemption(), assignment.usage)
-        return preemption.get_targets(self, wl, cq, assignment.frs_need_preemption(), assignment.usage)
+        return self._targets_memo(wl, cq, assignment.frs_need_preemption(), assignment.usage)
+
+    def _targets_memo(self, wl: SimWorkload, cq: ClusterQueue, frs: set[FR], usage: dict[FR, int]
+                      ) -> list[preemption.Target]:
+        key = (wl.key, self.cycle, tuple(sorted(frs)), tuple(sorted(usage.items())))
+        if self._memo_key != key:
+            self._memo_key = key
+            self._memo = preemption.get_targets(self, wl, cq, frs, usage)
+        return self._memo
 
 
 def ms_to_seconds(ms: int | None) -> int | float | None:

@@ -126,7 +126,7 @@ class Preemptor:
             if not child.within_nominal_in(self.frs):
                 out.extend(self._from_cq(child, subtree_root, hierarchical))
 
-    def _collect_hierarchical(self) -> tuple[list[_Candidate], list[_Candidate]]:
+    def _collect_hierarchical(self, skip_priority: bool) -> tuple[list[_Candidate], list[_Candidate]]:
         hier: list[_Candidate] = []
         prio: list[_Candidate] = []
         if self.node.parent is None or self.cq.preemption.reclaim_within_cohort == NEVER:
@@ -134,7 +134,8 @@ class Preemptor:
         previous: Node | None = None
         advantage, remaining = self.node.quantities_fit_in_quota(self.usage)
         for current in self.node.path_parent_to_root():
-            self._collect_subtree(current, current, previous, advantage, hier if advantage else prio)
+            if advantage or not skip_priority:
+                self._collect_subtree(current, current, previous, advantage, hier if advantage else prio)
             fits, remaining = current.quantities_fit_in_quota(remaining)
             advantage = advantage or fits
             previous = current
@@ -178,11 +179,14 @@ class Preemptor:
         same: list[_Candidate] = []
         if self.cq.preemption.within_cluster_queue != NEVER:
             same = self._from_cq(self.node, None, False)
-        hier, prio = self._collect_hierarchical()
+        forbidden, _ = self._bwc_forbidden()
+        borrow_only = forbidden and not self._under_nominal_in_needed()
+        # With borrowWithinCohort forbidden and the preemptor over nominal, Kueue makes one pass that
+        # allows borrowing, in which every non-hierarchical cohort candidate is invalid: skip collecting them.
+        hier, prio = self._collect_hierarchical(skip_priority=borrow_only)
         key = lambda c: candidates_order_key(c.wl, self.cq.name)  # noqa: E731
         candidates = sorted(hier, key=key) + sorted(prio, key=key) + sorted(same, key=key)
-        forbidden, _ = self._bwc_forbidden()
-        if not hier and not prio or (forbidden and not self._under_nominal_in_needed()):
+        if not hier and not prio or borrow_only:
             attempts = [True]
         elif forbidden and not hier:
             attempts = [False, True]
@@ -221,8 +225,12 @@ def get_targets(state: State, wl: SimWorkload, cq: ClusterQueue, frs: set[FR], u
 
 def simulate_preemption(state: State, wl: SimWorkload, cq: ClusterQueue, fr: FR, quantity: int) -> tuple[int, int]:
     """The preemption oracle for one (flavor, resource): possibility and borrowing level afterwards."""
+    return possibility(state, cq, fr, quantity, get_targets(state, wl, cq, {fr}, {fr: quantity}))
+
+
+def possibility(state: State, cq: ClusterQueue, fr: FR, quantity: int, targets: list[Target]) -> tuple[int, int]:
+    """PreemptionOracle.SimulatePreemption's verdict from the targets found for (fr, quantity)."""
     node = state.tree.cqs[cq.name]
-    targets = get_targets(state, wl, cq, {fr}, {fr: quantity})
     if not targets:
         borrow, _ = find_height_of_lowest_subtree_that_fits(node, fr, quantity)
         return NO_CANDIDATES, borrow

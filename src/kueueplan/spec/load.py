@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.yamlio import Document, load_file
-from kueueplan.spec.models import API_VERSION, DOCUMENT_MODELS, EnvironmentDoc
+from kueueplan.spec.models import API_VERSION, DOCUMENT_MODELS
 
 Loc = tuple[str | int, ...]
 KINDS = tuple(DOCUMENT_MODELS)
@@ -243,7 +243,7 @@ def translate_error(err: ValidationError, doc: Document, model_cls: type[BaseMod
     errors = err.errors()
     # An unknown field usually explains a "missing" one next to it (a misspelling), so report it first.
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    loc = tuple(p for p in first["loc"] if isinstance(p, (str, int)))
+    loc = tuple(p for p in first["loc"] if isinstance(p, (str, int)) and p != "[key]")
     where = prefix + loc[strip:]
     kind = first["type"]
     hint = None
@@ -265,11 +265,27 @@ def translate_error(err: ValidationError, doc: Document, model_cls: type[BaseMod
         expected = first.get("ctx", {}).get("expected", "")
         hint = f"write one of {expected}"
         message = f"{first.get('input')!r} is not allowed"
+    elif kind in _SHAPES:
+        message = f"expected {_SHAPES[kind]} (got {_yaml_kind(first.get('input'))})"
     elif kind.endswith("_type") and "input" in first:
         message = f"{message} (got {type(first['input']).__name__} {first['input']!r})"
         if kind in ("string_type",) and isinstance(first["input"], (int, float, bool)):
             hint = f"quote it: \"{json.dumps(first['input'])}\""
     return _located(doc, where, message, hint)
+
+
+_SHAPES = {"model_type": "a mapping", "dict_type": "a mapping", "model_attributes_type": "a mapping",
+           "list_type": "a list"}
+
+
+def _yaml_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    return f"{type(value).__name__} {value!r}"
 
 
 def _fields_at(model_cls: Any, loc: Loc) -> list[str]:
@@ -310,6 +326,3 @@ def _unwrap(tp: Any) -> Any:
         else:
             return tp
 
-
-def env_model(entry: Entry) -> EnvironmentDoc:
-    return entry.model

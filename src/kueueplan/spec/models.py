@@ -215,6 +215,13 @@ class LabelSelector(Strict):
     matchExpressions: list[LabelSelectorRequirement] | None = None
 
 
+class Expectation(Strict):
+    admittedWithin: Duration | None = None
+    neverPreempted: bool | None = None
+    finishedBy: Duration | None = None
+    state: Literal["Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished"] | None = None
+
+
 class TeamSpec(Strict):
     namespaces: list[Annotated[NamespaceSpec, _name_to_mapping("name", NamespaceSpec)]] | None = Field(
         default=None, description="The team's namespaces (default: one named like the team)")
@@ -233,6 +240,9 @@ class TeamSpec(Strict):
         default=None, description="LocalQueues (default: one named like the team)")
     priorities: list[DnsLabel] | None = Field(default=None, description="Priorities the team may use (default: all)")
     flavors: list[DnsLabel] | None = Field(default=None, description="Flavors the team may use (default: all)")
+    expect: Expectation | None = Field(default=None,
+                                       description="Expectation for every workload the team's ClusterQueue admits "
+                                                   "(kueueplan simulate)")
 
 
 # --------------------------------------------------------------------------- Workload
@@ -266,13 +276,6 @@ class WorkerGroup(PodTemplate):
     minReplicas: int | None = Field(default=None, ge=0, le=INT32_MAX)
     maxReplicas: int | None = Field(default=None, ge=0, le=INT32_MAX)
     numOfHosts: int | None = Field(default=None, ge=1, le=INT32_MAX)
-
-
-class Expectation(Strict):
-    admittedWithin: Duration | None = None
-    neverPreempted: bool | None = None
-    finishedBy: Duration | None = None
-    state: Literal["Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished"] | None = None
 
 
 class Load(Strict):

@@ -102,7 +102,8 @@ _QUANTITY_SCHEMA = {
     "anyOf": [
         {"type": "integer", "minimum": 0},
         {"type": "number", "minimum": 0},
-        {"type": "string", "pattern": r"^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"},
+        {"type": "string",
+         "pattern": r"^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"},
     ],
     "description": "A Kubernetes quantity: 2, 500m, 8Gi, 1k",
 }

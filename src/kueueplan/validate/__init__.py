@@ -16,23 +16,45 @@ from kueueplan.validate.model import Context
 __all__ = ["Finding", "Result", "validate"]
 
 
+def _apply_switches(findings: list[Finding], policy: object) -> list[Finding]:
+    """The policy's `rules:` section: drop disabled rules, override severities."""
+    switches = getattr(getattr(policy, "spec", None), "rules", None) or {}
+    out = []
+    for f in findings:
+        switch = switches.get(f.rule)
+        if switch is not None and not switch.enabled:
+            continue
+        if switch is not None and switch.severity and switch.severity != f.severity:
+            f = Finding(f.rule, switch.severity, f.file, f.line, f.object, f.message)
+        out.append(f)
+    return out
+
+
 def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies: list[str | Path] | None = None,
-             stdin_text: str | None = None, select: set[str] | None = None) -> Result:
+             stdin_text: str | None = None, select: set[str] | None = None,
+             kueue_version: str | None = None) -> Result:
     """Validate manifest files/folders, spec folders and `-` (stdin). Raises KueueplanError for usage errors."""
     from kueueplan.validate import coreschema
     from kueueplan.validate.crds import default_crd_paths, load_crds
-    from kueueplan.validate.policy import load_policies
+    if kueue_version is not None:
+        from kueueplan.kube.podsets import version_tuple
 
+        version_tuple(kueue_version)  # a usage error (exit 2) if it is not a version
     inputs = gather(paths, stdin_text)
     crd_paths = list(crds) if crds is not None else default_crd_paths()
     crd_set = load_crds(crd_paths) if crd_paths else None
-    policy = load_policies(list(policies or []), inputs.policies)
+    policy = None
+    if policies or inputs.policies:  # pydantic is only imported when there is a policy to read
+        from kueueplan.validate.policy import load_policies
+
+        policy = load_policies(list(policies or []), inputs.policies)
     findings = list(inputs.findings)
     for universe in sorted({o.universe for o in inputs.objects}):
         # Cross-object rules look only within one apply unit (an environment), never across them.
         objects = [o for o in inputs.objects if o.universe == universe]
-        findings += run_rules(Context(objects=objects, crds=crd_set, policy=policy), [], select)
-    findings = sorted(set(findings), key=Finding.sort_key)
+        ctx = Context(objects=objects, crds=crd_set, policy=policy, kueue_version=kueue_version)
+        findings += run_rules(ctx, [], select)
+    findings = sorted(set(_apply_switches(findings, policy)), key=Finding.sort_key)
     return Result(findings=findings, objects=len(inputs.objects), files=inputs.files,
                   crds=crd_set.describe() if crd_set else [], crd_sources=crd_set.sources if crd_set else [],
                   k8s_schema_version=coreschema.k8s_version(),

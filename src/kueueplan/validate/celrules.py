@@ -14,15 +14,37 @@ registered as custom functions.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+import pathlib
 from typing import Any
-
-import cel
 
 from kueueplan.kube.quantity import QuantityError, parse_quantity
 from kueueplan.validate.schema import Issue, Path
+
+
+def _load_cel() -> Any:
+    """The `cel` Rust extension without its package __init__, which imports a REPL (prompt_toolkit, 120 ms)."""
+    try:
+        spec = importlib.util.find_spec("cel")
+        folder = pathlib.Path(next(iter(spec.submodule_search_locations or [])))  # type: ignore[union-attr]
+        binary = next(folder.glob("cel.*.so"), None) or next(folder.glob("cel.*.pyd"))
+        loader = importlib.machinery.ExtensionFileLoader("cel.cel", str(binary))
+        module_spec = importlib.util.spec_from_file_location("cel.cel", binary, loader=loader)
+        module = importlib.util.module_from_spec(module_spec)  # type: ignore[arg-type]
+        loader.exec_module(module)
+        module.compile  # noqa: B018 - the API we need must be there
+        return module
+    except Exception:  # noqa: BLE001 - any surprise: the ordinary import
+        import cel as module
+
+        return module
+
+
+cel = _load_cel()
 
 _IDENT_AFTER_DOT = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)")
 _QUOTED_INDEX = re.compile(r"\[\s*['\"]([^'\"]+)['\"]\s*\]")

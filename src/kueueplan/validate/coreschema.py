@@ -6,6 +6,7 @@ per-object API takes 16 s for 1,000 Namespaces, the compiled check a few millise
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from functools import lru_cache
@@ -17,11 +18,11 @@ from kueueplan.validate.schema import Check, SchemaCompiler
 
 @lru_cache(maxsize=1)
 def schema_dir() -> Path | None:
-    try:
-        import kubernetes_validate
-    except ImportError:  # pragma: no cover
+    # Only the package's data is needed: find it without importing it (its import pulls in jsonschema).
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    root = Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
     strict = [p for p in root.glob("v*-local-strict") if p.is_dir()]
     if not strict:
         return None

@@ -38,11 +38,23 @@ def run_rules(ctx: Context, preliminary: list[Finding], select: set[str] | None 
     for obj in ctx.objects:
         for r in generic + by_kind.get(obj.kind, []):
             if select is None or r.id in select:
-                findings.extend(_to_findings(r, r.func(obj, ctx)))
+                findings.extend(_guarded(r, obj, lambda r=r, obj=obj: _to_findings(r, r.func(obj, ctx))))
     for r in iter_global_rules():
         if select is None or r.id in select:
-            findings.extend(_to_findings(r, r.func(ctx)))
+            findings.extend(_guarded(r, None, lambda r=r: _to_findings(r, r.func(ctx))))
     return sorted(set(findings), key=Finding.sort_key)
+
+
+def _guarded(r: Rule, obj: Obj | None, run: Any) -> list[Finding]:
+    """A rule that trips over input it did not expect reports that, instead of a traceback."""
+    try:
+        return run()
+    except RecursionError:
+        raise
+    except Exception as err:  # noqa: BLE001 - never let a rule bug stop the whole validation
+        where = Hit(obj, (), f"internal error while checking this object ({type(err).__name__}: {err}); the "
+                             "object is probably malformed elsewhere too — please report this")
+        return [hit_to_finding(r.id, "error", where)]
 
 
 def _to_findings(r: Rule, hits: Any) -> list[Finding]:

@@ -174,9 +174,15 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
         if str(data["apiVersion"]).startswith("kustomize.config.k8s.io/"):
             continue  # a kustomize build file, not an API object
         if data.get("kind") == "List" and isinstance(data.get("items"), list):
-            for item in data["items"]:
-                if isinstance(item, dict) and not _shape_problem(item):
-                    inputs.objects.append(make_obj(item, doc, file))
+            for i, item in enumerate(data["items"]):
+                problem = _shape_problem(item)
+                if problem:
+                    inputs.findings.append(Finding("KP002", "error", file, doc.line_of(("items", i)), "",
+                                                   f"items[{i}]: {problem}"))
+                    continue
+                obj = make_obj(item, doc, file)
+                obj.path_prefix = ("items", i)
+                inputs.objects.append(obj)
             continue
         inputs.objects.append(make_obj(data, doc, file))
 

@@ -37,6 +37,9 @@ class Obj:
     cache: dict[str, Any] = field(default_factory=dict)  # per-object results shared by sibling rules
     universe: str = ""  # objects applied together (one kustomization root / one spec environment)
     env: str | None = None  # the environment, when known (spec environments, gen/<env>/ folders)
+    env_in_ref: bool = False  # compiled from a spec: the same object exists once per environment
+    kueue_version: str | None = None  # the Kueue release the object targets (None: the newest modelled)
+    path_prefix: tuple[str | int, ...] = ()  # where the object sits in its document (items of a List)
 
     @property
     def group(self) -> str:
@@ -48,7 +51,8 @@ class Obj:
 
     @property
     def ref(self) -> str:
-        return f"{self.kind}/{self.namespace}/{self.name}" if self.namespace else f"{self.kind}/{self.name}"
+        ref = f"{self.kind}/{self.namespace}/{self.name}" if self.namespace else f"{self.kind}/{self.name}"
+        return f"{ref}@{self.env}" if self.env_in_ref else ref
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -76,7 +80,7 @@ class Obj:
     def line_of(self, path: tuple[str | int, ...]) -> int | None:
         if self.doc is None:
             return self.origin_line
-        return self.doc.line_of(path)
+        return self.doc.line_of(self.path_prefix + tuple(path))
 
 
 def make_obj(data: dict[str, Any], doc: Document | None, file: str) -> Obj:
@@ -102,6 +106,7 @@ class Context:
     by_kind: dict[str, list[Obj]] = field(default_factory=lambda: defaultdict(list))
     by_key: dict[tuple[str, str | None, str], Obj] = field(default_factory=dict)
     once: set[Any] = field(default_factory=set)  # keys of notes that should be reported once per run
+    kueue_version: str | None = None  # --kueue-version: the release manifests are checked against
 
     def __post_init__(self) -> None:
         for obj in self.objects:

@@ -1,26 +1,51 @@
 """Spec folders: load with the spec helper's loader, compile every environment, validate the manifests.
 
 Each environment's manifests form their own universe, so the same ClusterQueue in dev and prod is not a
-duplicate. Findings on compiled objects name the spec folder and the environment.
+duplicate. A compiled object points at the spec document it came from (file and line), and its name carries
+the environment (`ClusterQueue/team-a@dev`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kueueplan.validate.model import Obj, make_obj
 
+# Which spec kinds a compiled kind comes from.
+_SOURCES = {
+    "ResourceFlavor": ("ResourceFlavor",), "WorkloadPriorityClass": ("Priority",), "PriorityClass": ("Priority",),
+    "Cohort": ("Cohort",), "AdmissionCheck": ("AdmissionCheck",), "ProvisioningRequestConfig": ("AdmissionCheck",),
+    "ClusterQueue": ("Team",), "LocalQueue": ("Team",), "Namespace": ("Team",),
+    "RayJob": ("Workload",), "RayCluster": ("Workload",), "Job": ("Workload",), "Pod": ("Workload",),
+}
+TEAM_LABEL = "kueueplan.io/team"
+
 
 def compiled_objects(folder: Path) -> list[Obj]:
-    from kueueplan.compile import compile_platform
+    from kueueplan.compile import compile_environment, environment_names
+    from kueueplan.spec.load import load_spec
 
+    platform = load_spec(folder)
     objects: list[Obj] = []
-    for env, manifests in sorted(compile_platform(folder).items()):
-        where = f"{folder} (environment {env})"
-        for manifest in manifests:
+    for env in sorted(environment_names(platform)):
+        version = platform.environment(env).model.spec.kueueVersion
+        for manifest in compile_environment(platform, env):
             if not isinstance(manifest, dict):
                 continue
-            obj = make_obj(manifest, None, where)
-            obj.universe, obj.env = f"spec:{folder}:{env}", env
+            obj = make_obj(manifest, None, str(folder))
+            obj.universe, obj.env, obj.env_in_ref = f"spec:{folder}:{env}", env, True
+            obj.kueue_version = version
+            _locate(obj, platform)
             objects.append(obj)
     return objects
+
+
+def _locate(obj: Obj, platform: Any) -> None:
+    """Point the object at its spec document: same name, or the team named by its team label."""
+    names = {obj.name, str(obj.labels.get(TEAM_LABEL, "")), obj.namespace or ""}
+    for spec_kind in _SOURCES.get(obj.kind, ()):
+        for entry in platform.entries.get(spec_kind, []):
+            if entry.name in names:
+                obj.file, obj.origin_line = entry.doc.file, entry.doc.line
+                return

@@ -110,9 +110,11 @@ def _cq_lines(cq: ClusterQueue) -> list[str]:
     return lines
 
 
-def build_topology(cluster: Cluster, changed: dict[str, list[str]] | None = None) -> Topology:
+def build_topology(cluster: Cluster, changed: dict[str, list[str]] | None = None,
+                   changed_flavors: dict[str, set[str]] | None = None) -> Topology:
     """The graph of `cluster`. `changed` maps a ClusterQueue or Cohort name to lines describing its quota changes;
-    those nodes (and their flavor edges) are highlighted and the lines shown."""
+    those nodes are highlighted and the lines shown. `changed_flavors` (owner -> flavors) picks the flavor edges
+    to highlight; without it every flavor edge of a changed queue is."""
     changed = changed or {}
     ids = _Ids()
     topo = Topology()
@@ -126,7 +128,8 @@ def build_topology(cluster: Cluster, changed: dict[str, list[str]] | None = None
             if ids("flavor", flavor) not in topo.nodes:  # referenced but not defined: still draw it
                 topo.nodes[ids("flavor", flavor)] = Node(ids("flavor", flavor), "ResourceFlavor",
                                                          f"ResourceFlavor {flavor}", ["(not defined)"])
-            topo.edges.append(Edge(node_id, ids("flavor", flavor), text, highlight=name in changed))
+            hot = name in changed and (changed_flavors is None or flavor in changed_flavors.get(name, set()))
+            topo.edges.append(Edge(node_id, ids("flavor", flavor), text, highlight=hot))
     _add_namespaces(cluster, topo, ids)
     topo.groups = _cohort_groups(cluster, ids, changed)
     return topo
@@ -148,13 +151,21 @@ def _add_namespaces(cluster: Cluster, topo: Topology, ids: _Ids) -> None:
         admitted = selector_matches(cq.namespace_selector, labels)
         topo.edges.append(Edge(node_id, ids("cq", cq.name), "" if admitted else "namespace not selected",
                                dotted=not admitted))
+    labels_of = {ns: cluster.namespace_labels(ns) or {"kubernetes.io/metadata.name": ns} for ns in names}
+    by_pair: dict[tuple[str, str], set[str]] = {}
+    for ns, labels in labels_of.items():
+        for pair in labels.items():
+            by_pair.setdefault(pair, set()).add(ns)
     for name, cq in sorted(cluster.cluster_queues.items()):
         sel = cq.namespace_selector
         if sel is None or (not sel.match_labels and not sel.match_expressions):
             continue  # "none" / "all" is shown on the queue itself
-        for ns in sorted(names):
-            labels = cluster.namespace_labels(ns) or {"kubernetes.io/metadata.name": ns}
-            if selector_matches(sel, labels):
+        # matchLabels narrow the candidates through the index (platforms have thousands of namespaces).
+        candidates = set(names)
+        for pair in sel.match_labels:
+            candidates &= by_pair.get(pair, set())
+        for ns in sorted(candidates):
+            if selector_matches(sel, labels_of[ns]):
                 topo.edges.append(Edge(ids("cq", name), ids("ns", ns), "selects", dotted=True))
 
 
@@ -195,3 +206,48 @@ def _in_cycle(name: str, parent: dict[str, str | None]) -> bool:
         seen.add(current)
         current = parent.get(current)
     return False
+
+
+def _root(cohort: str | None, parent: dict[str, str | None]) -> str | None:
+    seen: set[str] = set()
+    while cohort is not None and parent.get(cohort) and cohort not in seen:
+        seen.add(cohort)
+        cohort = parent[cohort]
+    return cohort
+
+
+def _ancestors(cohort: str | None, parent: dict[str, str | None]) -> set[str]:
+    out: set[str] = set()
+    while cohort is not None and cohort not in out:
+        out.add(cohort)
+        cohort = parent.get(cohort)
+    return out
+
+
+def focus(cluster: Cluster, changed: set[str], limit: int = 40) -> Cluster:
+    """The part of `cluster` around the changed ClusterQueues/Cohorts, for a diagram that stays readable (and
+    within a PR comment's size): their whole cohort trees with LocalQueues, namespaces and flavors; when that is
+    more than `limit` ClusterQueues, only the changed queues and the cohorts above them."""
+    parent = {name: c.parent_name for name, c in cluster.cohorts.items()}
+    roots = {_root(cluster.cluster_queues[n].cohort_name, parent) for n in changed if n in cluster.cluster_queues}
+    roots |= {_root(n, parent) for n in changed if n in cluster.cohorts}
+    roots.discard(None)
+    queues = {n for n, cq in cluster.cluster_queues.items()
+              if n in changed or (cq.cohort_name and _root(cq.cohort_name, parent) in roots)}
+    if len(queues) > limit:
+        queues = {n for n in queues if n in changed}
+    cohorts: set[str] = set()
+    for n in queues:
+        cohorts |= _ancestors(cluster.cluster_queues[n].cohort_name, parent)
+    for n in changed & set(cluster.cohorts):
+        cohorts |= _ancestors(n, parent)
+    out = Cluster()
+    out.cluster_queues = {n: cq for n, cq in cluster.cluster_queues.items() if n in queues}
+    out.cohorts = {n: c for n, c in cluster.cohorts.items() if n in cohorts}
+    out.local_queues = {k: lq for k, lq in cluster.local_queues.items() if lq.cluster_queue in queues}
+    spaces = {ns for ns, _ in out.local_queues}
+    out.namespaces = {n: ns for n, ns in cluster.namespaces.items() if n in spaces}
+    used = {f.name for owner in [*out.cluster_queues.values(), *out.cohorts.values()]
+            for g in owner.resource_groups for f in g.flavors}
+    out.resource_flavors = {n: f for n, f in cluster.resource_flavors.items() if n in used}
+    return out

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.objects import KUEUE_GROUP, PROVISIONING_CONTROLLER, api_version_of
+from kueueplan.kube.objects import KUEUE_GROUP, PROVISIONING_CONTROLLER, api_version_of, read_object
 from kueueplan.workflow.manifests import KUEUEPLAN_API, clean, key_of, key_text
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -302,6 +302,30 @@ def _kueue_api(objs: Iterable[Mapping[str, Any]]) -> str | None:
     return "v1beta1" if versions == {"v1beta1"} else "v1beta2"
 
 
+class _ShapeError(Exception):
+    """A workload whose fields are not the types KubeRay/Kubernetes define (a list where a mapping belongs, ...)."""
+
+    def __init__(self, obj: Mapping[str, Any], cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.obj, self.cause = obj, f"{type(cause).__name__}: {cause}"
+
+
+def _metadata_problem(meta: Any) -> str | None:
+    if not isinstance(meta, Mapping):
+        return "metadata must be a mapping"
+    if not meta.get("name") and not meta.get("generateName"):
+        return "no metadata.name"
+    for key in ("name", "generateName", "namespace"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            return f"metadata.{key} must be a string"
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is not None and (not isinstance(value, Mapping)
+                                  or not all(isinstance(v, (str, int, float, bool)) for v in value.values())):
+            return f"metadata.{key} must map names to strings"
+    return None
+
+
 def _importable(group: str, kind: str) -> bool:
     if (group, kind) in WORKLOAD_KINDS or (group, kind) == ("", "Namespace"):
         return True
@@ -313,6 +337,7 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
     result = ImportResult()
     by_kind: dict[str, list[dict[str, Any]]] = {}
     seen: dict[tuple[str, str, str], str] = {}
+    sources: dict[int, tuple[str | None, int | None]] = {}
     for doc in docs:
         data = getattr(doc, "data", doc)
         if not isinstance(data, Mapping) or not data.get("kind") or not data.get("apiVersion"):
@@ -325,10 +350,15 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         if not _importable(group, kind):
             result.skipped.append(f"{key_text(key_of(obj))}: kueueplan's spec has no {kind}")
             continue
-        if not (obj.get("metadata") or {}).get("name") and not (obj.get("metadata") or {}).get("generateName"):
-            raise KueueplanError(f"{kind} without metadata.name", file=getattr(doc, "file", None),
+        problem = _metadata_problem(obj.get("metadata"))
+        if problem:
+            raise KueueplanError(f"{kind}: {problem}", file=getattr(doc, "file", None), line=getattr(doc, "line", None))
+        read_object(obj, getattr(doc, "file", None), getattr(doc, "line", None))  # shape errors name file:line
+        if kind in {k for _, k in WORKLOAD_KINDS} and not isinstance(obj.get("spec"), Mapping):
+            raise KueueplanError(f"{kind} has no spec mapping", file=getattr(doc, "file", None),
                                  line=getattr(doc, "line", None))
         key = key_of(obj)
+        sources[id(obj)] = (getattr(doc, "file", None), getattr(doc, "line", None))
         if key in seen:
             raise KueueplanError(f"{key_text(key)} is defined twice (first at {seen[key]})",
                                  file=getattr(doc, "file", None), line=getattr(doc, "line", None),
@@ -347,8 +377,16 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
     for obj in by_kind.get("AdmissionCheck", []):
         result.add("admission-checks.yaml", _admission_check(obj, configs, used))
     result.skipped += [f"ProvisioningRequestConfig {n}: no AdmissionCheck uses it" for n in sorted(set(configs) - used)]
-    _import_teams(by_kind, result)
-    _import_workloads(by_kind, result)
+    try:
+        _import_teams(by_kind, result)
+        _import_workloads(by_kind, result)
+    except (AttributeError, TypeError, KeyError, ValueError) as err:
+        raise KueueplanError(f"cannot import: unexpected shape ({type(err).__name__}: {err})",
+                             hint="check the objects against their CRDs (kueueplan validate)") from None
+    except _ShapeError as err:
+        file, line = sources.get(id(err.obj), (None, None))
+        raise KueueplanError(f"cannot import {key_text(key_of(err.obj))}: unexpected shape ({err.cause})",
+                             file=file, line=line, hint="check the object against its CRD") from None
     env_spec: dict[str, Any] = {}
     api = _kueue_api(kueue)
     if api is not None:
@@ -367,11 +405,19 @@ def _import_teams(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult
             queues[target].append(lq)
         else:
             result.skipped.append(f"{key_text(key_of(lq))}: its ClusterQueue {target!r} is not among the manifests")
-    claimed: set[str] = set()
+    claimed: dict[str, str] = {}  # namespace -> team; the spec gives each namespace one team
     for name, cq in cqs.items():
-        result.add(f"teams/{name}.yaml", _team(cq, queues[name], namespaces, result))
-        claimed.update(lq["metadata"].get("namespace") or "default" for lq in queues[name])
-    for ns in sorted(set(namespaces) - claimed):
+        mine = []
+        for lq in queues[name]:
+            ns = lq["metadata"].get("namespace") or "default"
+            owner = claimed.setdefault(ns, name)
+            if owner == name:
+                mine.append(lq)
+            else:
+                result.skipped.append(f"{key_text(key_of(lq))}: namespace {ns} already belongs to team {owner} "
+                                      "(a namespace has one team in the spec)")
+        result.add(f"teams/{name}.yaml", _team(cq, mine, namespaces, result))
+    for ns in sorted(set(namespaces) - set(claimed)):
         result.skipped.append(f"Namespace {ns}: no LocalQueue in it, so it belongs to no team")
 
 
@@ -390,7 +436,10 @@ def _import_workloads(by_kind: dict[str, list[dict[str, Any]]], result: ImportRe
                 why = "has no queue-name label" if queue is None else f"its LocalQueue {namespace}/{queue} is unknown"
                 result.skipped.append(f"{key_text(key_of(obj))}: {why}")
                 continue
-            doc = _workload(obj, team, namespace, queue)
+            try:
+                doc = _workload(obj, team, namespace, queue)
+            except (AttributeError, TypeError, KeyError, ValueError) as err:
+                raise _ShapeError(obj, err) from None
             name = doc["metadata"]["name"]
             if name in taken and "generateName" in doc["spec"]:
                 # The spec names each Workload once; a generated object keeps its generateName under a new name.

@@ -57,6 +57,8 @@ def _flatten(doc: Document) -> list[Document]:
     if isinstance(data, Mapping) and str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
         return [Document(data=item, file=doc.file, index=doc.index, line=doc.line)
                 for item in data["items"] if isinstance(item, Mapping)]
+    if isinstance(data, Mapping) and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"):
+        return []  # kustomize's build file, not an object on the cluster
     return [doc] if isinstance(data, Mapping) else []
 
 
@@ -142,10 +144,16 @@ def _canonical_resources(value: Any, parent: str | None = None) -> Any:
     return value
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
 def _plain(value: Any) -> Any:
     """Dataclass trees -> JSON-friendly values (Fractions become canonical quantity strings)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        # camelCase keys, so changed fields read like the manifests (resourceGroups, nominalQuota, ...)
+        return {_camel(f.name): _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, Fraction):
@@ -165,10 +173,16 @@ def semantic(data: Mapping[str, Any], file: str | None = None, line: int | None 
         return {"kind": "Namespace", **head}
     if obj is not None:
         body = _plain(obj)
-        if "resource_groups" in body:
-            body["resource_groups"] = _sorted_groups(body["resource_groups"])
+        if "resourceGroups" in body:
+            body["resourceGroups"] = _sorted_groups(body["resourceGroups"])
         if isinstance(obj, objects.WorkloadPriorityClass):
             body["description"] = cleaned.get("description")
+        spec = cleaned.get("spec")
+        if isinstance(spec, Mapping):
+            # Fields the model does not read still count: compare them as written.
+            other = {k: v for k, v in spec.items() if k not in _MODELLED_SPEC.get(obj.kind, set())}
+            if other:
+                body["otherSpec"] = _canonical_resources(other)
         return {**head, **body}
     rest = {k: v for k, v in cleaned.items() if k not in ("apiVersion", "metadata")}
     group, _version = objects.api_version_of(cleaned)
@@ -196,13 +210,25 @@ def _ray_defaults(spec: Any) -> None:
             group.pop("rayStartParams", None)
 
 
+# Spec fields `kueueplan.kube.objects` reads (with Kueue's defaults and version conversions applied).
+_MODELLED_SPEC = {
+    "ClusterQueue": {"cohort", "cohortName", "resourceGroups", "preemption", "queueingStrategy", "flavorFungibility",
+                     "stopPolicy", "namespaceSelector", "admissionChecks", "admissionChecksStrategy", "fairSharing"},
+    "Cohort": {"parent", "parentName", "resourceGroups", "fairSharing"},
+    "ResourceFlavor": {"nodeLabels", "nodeTaints", "tolerations", "topologyName"},
+    "LocalQueue": {"clusterQueue", "stopPolicy", "fairSharing"},
+    "AdmissionCheck": {"controllerName", "parameters"},
+    "ProvisioningRequestConfig": {"provisioningClassName", "managedResources"},
+}
+
+
 def _sorted_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Group order and resource order carry no meaning in Kueue (flavor order does: it is the preference)."""
     out = []
     for g in groups:
         flavors = [{**f, "resources": sorted(f["resources"], key=lambda r: r["name"])} for f in g["flavors"]]
-        out.append({"covered_resources": sorted(g["covered_resources"]), "flavors": flavors})
-    return sorted(out, key=lambda g: g["covered_resources"])
+        out.append({"coveredResources": sorted(g["coveredResources"]), "flavors": flavors})
+    return sorted(out, key=lambda g: g["coveredResources"])
 
 
 def index(docs: Iterable[Document | Mapping[str, Any]]) -> dict[Key, dict[str, Any]]:
@@ -227,9 +253,23 @@ def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
         for k in sorted(set(before) | set(after), key=str):
             out.extend(changed_paths(before.get(k), after.get(k), f"{prefix}.{k}" if prefix else str(k)))
         return out
-    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        out = []
-        for i, (b, a) in enumerate(zip(before, after)):
-            out.extend(changed_paths(b, a, f"{prefix}[{i}]"))
-        return out
+    if isinstance(before, list) and isinstance(after, list):
+        named_b, named_a = _by_name(before), _by_name(after)
+        if named_b is not None and named_a is not None:  # match list items by name, as people read them
+            out = []
+            for name in sorted(set(named_b) | set(named_a)):
+                out.extend(changed_paths(named_b.get(name), named_a.get(name), f"{prefix}[{name}]"))
+            return out
+        if len(before) == len(after):
+            out = []
+            for i, (b, a) in enumerate(zip(before, after)):
+                out.extend(changed_paths(b, a, f"{prefix}[{i}]"))
+            return out
     return [] if before == after else [prefix or "(object)"]
+
+
+def _by_name(items: list[Any]) -> dict[str, Any] | None:
+    names = [i.get("name") for i in items if isinstance(i, Mapping)]
+    if len(names) != len(items) or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        return None
+    return dict(zip(names, items))

@@ -173,7 +173,7 @@ def never_admissible(ctx: Context) -> Iterator[Hit]:
         if obj.namespace and not obj.metadata.get("namespace"):
             data["metadata"] = {**obj.metadata, "namespace": obj.namespace}
         try:
-            verdict = can_ever_admit(cluster, data, None, tree)
+            verdict = can_ever_admit(cluster, data, obj.kueue_version or ctx.kueue_version, tree)
         except KueueplanError as err:
             yield Hit(obj, ("spec",), f"cannot compute this workload's requests: {err.message}", severity="warning")
             continue

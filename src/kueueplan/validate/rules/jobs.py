@@ -19,6 +19,16 @@ _JOBS = _RAY + ("Job", "Pod", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoos
                 "TrainJob", "AppWrapper", "Deployment", "StatefulSet", "LeaderWorkerSet")
 
 
+PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
+# jobframework validateCreateForPrebuiltWorkload: the integrations that support prebuilt Workloads.
+PREBUILT_KINDS = ("Job", "JobSet", "TFJob", "PaddleJob", "PyTorchJob", "XGBoostJob", "TrainJob", "MPIJob", "RayJob",
+                  "RayCluster", "RayService", "Pod", "AppWrapper")
+# Elastic (workload-slice) jobs: batch Jobs and Ray clusters.
+ELASTIC_KINDS = ("Job", "RayCluster", "RayJob")
+POD_GROUP = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+
+
 def managed(obj: Obj, ctx: Context) -> bool:
     if kueue.QUEUE_LABEL in obj.labels:
         return True
@@ -289,7 +299,10 @@ def ray_pod_sets(obj: Obj, ctx: Context) -> Iterator[Hit]:
 
 @rule("KP414", "error", "4 webhook", kinds=_JOBS)
 def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
-    """A job's Kueue labels are invalid: queue-name not a DNS subdomain, max-exec-time not a positive integer.
+    """A job's Kueue labels are invalid: queue-name, max-exec-time, prebuilt-workload-name, elastic-job.
+
+    queue-name must be a DNS subdomain; max-exec-time-seconds an integer > 0; prebuilt-workload-name a DNS
+    subdomain on a kind that supports prebuilt Workloads; the elastic-job annotation only on Job / Ray kinds.
 
     Fails:
 
@@ -339,6 +352,18 @@ def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
         if not text.isdigit() or int(text) <= 0:
             yield Hit(obj, ("metadata", "labels", kueue.MAX_EXEC_LABEL),
                       f"{kueue.MAX_EXEC_LABEL} must be an integer greater than 0, is {text!r}")
+    for where, values in (("labels", obj.labels), ("annotations", obj.annotations)):
+        prebuilt = values.get(PREBUILT)
+        if prebuilt is None:
+            continue
+        path = ("metadata", where, PREBUILT)
+        if obj.kind not in PREBUILT_KINDS:
+            yield Hit(obj, path, f"{PREBUILT} is not supported for kind {obj.kind}")
+        for err in dns_subdomain_errors(str(prebuilt)):
+            yield Hit(obj, path, f"{PREBUILT} {prebuilt!r}: {err}")
+    if kueue.ELASTIC_ANNOTATION in obj.annotations and obj.kind not in ELASTIC_KINDS:
+        yield Hit(obj, ("metadata", "annotations", kueue.ELASTIC_ANNOTATION),
+                  f"{kueue.ELASTIC_ANNOTATION} is not supported for kind {obj.kind} (only {', '.join(ELASTIC_KINDS)})")
 
 
 @rule("KP415", "error", "5 never works", kinds=("Job",))
@@ -398,3 +423,55 @@ def job_partial_admission(obj: Obj, ctx: Context) -> Iterator[Hit]:
     elif isinstance(parallelism, int) and not 0 < int(text) < parallelism:
         yield Hit(obj, path, f"job-min-parallelism {text} must be between 1 and parallelism-1 "
                              f"({parallelism - 1})")
+
+
+@rule("KP416", "error", "5 never works", kinds=("Pod",))
+def pod_group(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A pod-group member lacks `kueue.x-k8s.io/pod-group-total-count`, or it is not an integer ≥ 1.
+
+    Kueue creates no Workload for the group until it knows how many pods to wait for.
+
+    Fails:
+
+    ```yaml
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: worker-0
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+        kueue.x-k8s.io/pod-group-name: group
+    spec:
+      containers:
+      - name: main
+        image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: worker-0
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+        kueue.x-k8s.io/pod-group-name: group
+      annotations:
+        kueue.x-k8s.io/pod-group-total-count: "2"
+    spec:
+      containers:
+      - name: main
+        image: busybox
+    ```
+    """
+    group = obj.labels.get(POD_GROUP) or obj.annotations.get(POD_GROUP)
+    if not group or not managed(obj, ctx):
+        return
+    count = obj.annotations.get(POD_GROUP_COUNT)
+    if count is None:
+        yield Hit(obj, ("metadata", "annotations"), f"pod group {group!r} needs annotation {POD_GROUP_COUNT} "
+                                                    "(the number of pods in the group)")
+    elif not str(count).isdigit() or int(str(count)) < 1:
+        yield Hit(obj, ("metadata", "annotations", POD_GROUP_COUNT), f"{POD_GROUP_COUNT} must be an integer >= 1, "
+                                                                     f"is {count!r}")

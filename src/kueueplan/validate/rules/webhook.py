@@ -825,3 +825,94 @@ def _resource_list_hits(obj: Obj, path: tuple[Any, ...], resources: dict[str, An
             q = _quantity(value)
             if q is not None and q < 0:
                 yield Hit(obj, path + (part, name), f"{part} {name} must be non-negative, is {value}")
+
+
+_FS_STRATEGIES = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                  ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
+
+
+def _seconds(value: Any) -> float | None:
+    """A Go duration ("5m", "1h30m", "300s") in seconds, or None if it is not one."""
+    import re
+
+    if not isinstance(value, str) or not value:
+        return None
+    total, pos = 0.0, 0
+    for m in re.finditer(r"(-?\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", value):
+        if m.start() != pos:
+            return None
+        total += float(m.group(1)) * {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60,
+                                      "h": 3600}[m.group(2)]
+        pos = m.end()
+    return total if pos == len(value) else (0.0 if value == "0" else None)
+
+
+@rule("KP314", "error", "4 webhook", kinds=("Configuration",))
+def kueue_configuration(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A Kueue Configuration that the controller refuses at start-up (pkg/config/validation.go).
+
+    fairSharing.preemptionStrategies must be one of the three supported lists; waitForPodsReady.timeout > 0;
+    quotaCheckStrategy BlockUndeclared or IgnoreUndeclared (the latter without excludeResourcePrefixes);
+    resource transformations need a unique input and strategy Retain or Replace.
+
+    Fails:
+
+    ```yaml
+    apiVersion: config.kueue.x-k8s.io/v1beta2
+    kind: Configuration
+    fairSharing:
+      preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: config.kueue.x-k8s.io/v1beta2
+    kind: Configuration
+    fairSharing:
+      preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]
+    ```
+    """
+    if obj.group != "config.kueue.x-k8s.io":
+        return
+    data = obj.data
+    fs = data.get("fairSharing")
+    if isinstance(fs, dict) and "preemptionStrategies" in fs and fs["preemptionStrategies"] not in _FS_STRATEGIES:
+        yield Hit(obj, ("fairSharing", "preemptionStrategies"),
+                  f"preemptionStrategies {fs['preemptionStrategies']!r} is not supported; use "
+                  "[LessThanOrEqualToFinalShare], [LessThanInitialShare] or both in that order")
+    wait = data.get("waitForPodsReady")
+    if isinstance(wait, dict):
+        if "timeout" in wait:
+            seconds = _seconds(wait["timeout"])
+            if seconds is None or seconds <= 0:
+                yield Hit(obj, ("waitForPodsReady", "timeout"), f"timeout {wait['timeout']!r} must be a duration > 0")
+        strategy = wait.get("requeuingStrategy")
+        if isinstance(strategy, dict):
+            if strategy.get("timestamp") not in (None, "Eviction", "Creation"):
+                yield Hit(obj, ("waitForPodsReady", "requeuingStrategy", "timestamp"),
+                          f"timestamp {strategy['timestamp']!r} must be Eviction or Creation")
+            for key in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"):
+                value = strategy.get(key)
+                if isinstance(value, int) and value < 0:
+                    yield Hit(obj, ("waitForPodsReady", "requeuingStrategy", key), f"{key} must be >= 0")
+    resources = data.get("resources")
+    if isinstance(resources, dict):
+        strategy = resources.get("quotaCheckStrategy")
+        if strategy not in (None, "BlockUndeclared", "IgnoreUndeclared"):
+            yield Hit(obj, ("resources", "quotaCheckStrategy"),
+                      f"quotaCheckStrategy {strategy!r} must be BlockUndeclared or IgnoreUndeclared")
+        if strategy == "IgnoreUndeclared" and resources.get("excludeResourcePrefixes"):
+            yield Hit(obj, ("resources", "excludeResourcePrefixes"),
+                      "excludeResourcePrefixes cannot be combined with quotaCheckStrategy IgnoreUndeclared")
+        seen: set[Any] = set()
+        for i, t in enumerate(resources.get("transformations") or []):
+            if not isinstance(t, dict):
+                continue
+            if t.get("strategy") not in (None, "Retain", "Replace"):
+                yield Hit(obj, ("resources", "transformations", i, "strategy"),
+                          f"strategy {t.get('strategy')!r} must be Retain or Replace")
+            if t.get("input") in seen:
+                yield Hit(obj, ("resources", "transformations", i, "input"), f"input {t.get('input')!r} is "
+                                                                             "transformed twice")
+            seen.add(t.get("input"))

@@ -1,0 +1,139 @@
+"""`kueueplan simulate`: exit codes, error messages with file:line, outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kueueplan.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+BASE = """\
+apiVersion: kueueplan.io/v1alpha1
+kind: Scenario
+metadata: {name: t}
+spec:
+  manifests:
+  - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: f}}
+  - apiVersion: kueue.x-k8s.io/v1beta2
+    kind: ClusterQueue
+    metadata: {name: cq}
+    spec:
+      namespaceSelector: {}
+      resourceGroups:
+      - coveredResources: [cpu]
+        flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]
+  - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {namespace: default, name: lq}, spec: {clusterQueue: cq}}
+  workloads:
+  - at: 0s
+    runFor: 1m
+    count: 2
+    manifest:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: j, namespace: default, labels: {kueue.x-k8s.io/queue-name: lq}}
+      spec:
+        template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+"""
+
+
+def invoke(args: list[str]) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, args)
+    return res.exit_code, res.stdout, res.stderr
+
+
+def write(tmp: Path, text: str, name: str = "s.yaml") -> Path:
+    p = tmp / name
+    p.write_text(text)
+    return p
+
+
+def test_json_contract_shape(tmp_path: Path) -> None:
+    code, out, _ = invoke(["simulate", str(write(tmp_path, BASE)), "-o", "json"])
+    assert code == 0
+    data = json.loads(out)
+    assert data["scenario"] == "t"
+    first, second = data["workloads"]
+    assert set(first) >= {"name", "kind", "localQueue", "clusterQueue", "priority", "priorityClass", "state",
+                          "createdAt", "admittedAt", "finishedAt", "evictions", "assignment", "message"}
+    assert (first["name"], first["state"], first["admittedAt"], first["finishedAt"]) == ("default/j-1", "Finished", 0, 60)
+    assert (second["admittedAt"], second["finishedAt"]) == (60, 120)
+    assert first["assignment"] == {"main": {"cpu": "f"}}
+    assert [e["type"] for e in data["events"][:4]] == ["Created", "Created", "QuotaReserved", "Admitted"]
+
+
+def test_expectation_failure_exits_1(tmp_path: Path) -> None:
+    text = BASE + "  expectations:\n  - workload: default/j-2\n    admittedWithin: 30s\n"
+    code, _, err = invoke(["simulate", str(write(tmp_path, text)), "-o", "json"])
+    assert code == 1
+    assert "default/j-2 was admitted after 1m, expected within 30s" in err
+
+
+def test_expectation_success_exits_0(tmp_path: Path) -> None:
+    text = BASE + "  expectations:\n  - namespace: default\n    finishedBy: 2m\n    neverPreempted: true\n"
+    assert invoke(["simulate", str(write(tmp_path, text))])[0] == 0
+
+
+@pytest.mark.parametrize("bad,needle,line", [
+    (BASE.replace("runFor: 1m", "runFor: soon"), "is not a duration", 18),
+    (BASE.replace("kind: Scenario", "kind: Scenery"), "kind must be Scenario", 2),
+    (BASE.replace("nominalQuota: 1}", "nominalQuota: lots}"), "not a valid quantity", 7),
+    (BASE.replace("kind: Job\n", "kind: Deployment\n"), "not supported", 22),
+    (BASE + "  manifestFiles: [/etc/passwd]\n", "absolute", 26),
+    (BASE + "  manifestFiles: [../../../../../etc]\n", "leaves", 26),
+    (BASE + "  bogus: 1\n", "unknown field spec.bogus", 26),
+])
+def test_unusable_input_exits_2_with_location(tmp_path: Path, bad: str, needle: str, line: int) -> None:
+    path = write(tmp_path, bad)
+    code, out, err = invoke(["simulate", str(path), "-o", "json"])
+    assert code == 2, err
+    assert needle in err
+    assert f"{path}:{line}" in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_missing_file_and_yaml_errors(tmp_path: Path) -> None:
+    code, _, err = invoke(["simulate", str(tmp_path / "nope.yaml")])
+    assert code == 2 and "does not exist" in err
+    code, _, err = invoke(["simulate", str(write(tmp_path, "a: [1, 2\n"))])
+    assert code == 2 and "s.yaml" in err and "Traceback" not in err
+
+
+def test_manifest_files_relative(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    gen = tmp_path / "gen" / "prod"
+    gen.mkdir(parents=True)
+    (gen / "queues.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+        "spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [cpu], flavors: "
+        "[{name: f, resources: [{name: cpu, nominalQuota: 2}]}]}]}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {namespace: default, name: lq}\n"
+        "spec: {clusterQueue: cq}\n")
+    sc = tmp_path / "sc"
+    sc.mkdir()
+    head, tail = BASE.split("  workloads:\n")
+    text = head.split("  manifests:\n")[0] + "  manifestFiles: [../gen/prod]\n  workloads:\n" + tail
+    code, out, err = invoke(["simulate", str(write(sc, text)), "-o", "json"])
+    assert code == 0, err
+    assert {w["admittedAt"] for w in json.loads(out)["workloads"]} == {0}  # 2 cpu: both fit
+
+
+def test_text_markdown_and_plot(tmp_path: Path) -> None:
+    path = EXAMPLES / "rayjob-priority" / "scenario.yaml"
+    code, out, _ = invoke(["simulate", str(path)])
+    assert code == 0 and "Per team" in out and "default" in out
+    code, out, _ = invoke(["simulate", str(path), "-o", "markdown", "--plot", str(tmp_path / "t.png")])
+    assert code == 0 and "```mermaid" in out and "gantt" in out
+    assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_until_option(tmp_path: Path) -> None:
+    code, out, _ = invoke(["simulate", str(write(tmp_path, BASE)), "-o", "json", "--until", "30s"])
+    assert code == 0
+    states = [w["state"] for w in json.loads(out)["workloads"]]
+    assert states == ["Admitted", "Pending"]

@@ -1,0 +1,115 @@
+"""Each tutorial in examples/ reproduces its documented outcome (../shared/seeds/*.txt)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kueueplan.simulate.engine import simulate
+from kueueplan.simulate.result import check_expectations, result_json
+from kueueplan.simulate.scenario import load_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run(rel: str) -> tuple[dict, dict, list]:
+    sim = simulate(load_scenario(EXAMPLES / rel))
+    out = result_json(sim)
+    return out, {w["name"]: w for w in out["workloads"]}, check_expectations(sim)
+
+
+def events(out: dict, type_: str, workload: str | None = None) -> list[dict]:
+    return [e for e in out["events"] if e["type"] == type_ and (workload is None or e["workload"] == workload)]
+
+
+def test_rayjob_priority_v06() -> None:
+    out, wl, failed = run("rayjob-priority/scenario.yaml")
+    assert failed == []
+    dev = [f"default/dev-pytorch-text-classifier-{i}" for i in (1, 2, 3)]
+    prod = "default/prod-pytorch-text-classifier-4"
+    # three dev RayJobs on a 1-GPU queue: one runs, two wait
+    before_prod = [e for e in out["events"] if e["at"] < 300]
+    assert [e["workload"] for e in before_prod if e["type"] == "Admitted"] == [dev[0]]
+    # the prod RayJob preempts the running dev job
+    (pre,) = events(out, "Preempted")
+    assert (pre["at"], pre["workload"], pre["by"], pre["reason"]) == (300, dev[0], prod, "InClusterQueue")
+    assert events(out, "Admitted", prod)[0]["at"] == 300
+    # raising the quota admits every queued RayJob
+    assert sorted(e["workload"] for e in events(out, "Admitted") if e["at"] == 600) == dev
+    assert all(w["state"] == "Finished" for w in wl.values())
+
+
+def test_rayjob_priority_on_current_kueue_never_fits() -> None:
+    out, wl, failed = run("rayjob-priority/scenario-current.yaml")
+    assert failed == []
+    assert not [e for e in events(out, "Admitted") if e["at"] < 600]
+    inadmissible = events(out, "Inadmissible")
+    assert len(inadmissible) == 4
+    assert "RayJob submitter 500m" in inadmissible[0]["message"]
+
+
+def test_oke_lab_v08() -> None:
+    out, wl, failed = run("oke-dev-prod/scenario.yaml")
+    assert failed == []
+    states = sorted(w["state"] for w in wl.values())
+    # one DEV job complete, two suspended, PROD running
+    assert states == ["Admitted", "Finished", "Pending", "Pending"]
+    assert wl["default/prod-pytorch-text-classifier-4"]["state"] == "Admitted"
+    (pre,) = events(out, "Preempted")
+    assert pre["workload"] == "default/dev-pytorch-text-classifier-2"
+
+
+def test_oke_lab_current_kueue() -> None:
+    out, wl, failed = run("oke-dev-prod/scenario-current.yaml")
+    assert failed == []
+    assert {w["state"] for w in wl.values()} == {"Inadmissible"}
+
+
+def test_gang_scheduling_waits_for_provisioning() -> None:
+    out, wl, failed = run("gang-provisioning/scenario.yaml")
+    assert failed == []
+    first, second = "default/pytorch-text-classifier-1", "default/pytorch-text-classifier-2"
+    assert events(out, "QuotaReserved", first)[0]["at"] == 0
+    assert events(out, "Admitted", first)[0]["at"] == 300  # provisioned after the 5 min delay
+    # capacity 1 GPU: the second one's request is provisioned only after the first finished (at 25 min)
+    assert events(out, "QuotaReserved", second)[0]["at"] == 0
+    assert events(out, "Admitted", second)[0]["at"] == 1500 + 300
+    # no managed resource requested: no ProvisioningRequest, admitted at once
+    assert events(out, "Admitted", "default/cpu-only")[0]["at"] == 60
+
+
+def test_skypilot_pods_with_priorities() -> None:
+    out, wl, failed = run("skypilot/scenario.yaml")
+    assert failed == []
+    (pre,) = events(out, "Preempted")
+    assert (pre["workload"], pre["by"], pre["at"]) == ("default/job1-2ea4-head", "default/job2-8afd-head", 120)
+    # a preempted plain Pod is deleted by Kueue and never runs again
+    assert wl["default/job1-2ea4-head"]["state"] == "Finished"
+    assert wl["default/job1-2ea4-head"]["finishedAt"] == 120
+    assert len(events(out, "Admitted", "default/job1-2ea4-head")) == 1
+
+
+def test_skypilot_without_priorities_waits() -> None:
+    out, wl, failed = run("skypilot/scenario-fifo.yaml")
+    assert failed == []
+    assert events(out, "Admitted", "default/job2-8afd-head")[0]["at"] == 1800
+    assert not events(out, "Preempted")
+
+
+def test_cohort_borrow_prod_suspends_dev() -> None:
+    out, wl, failed = run("cohort-borrow/scenario.yaml")
+    assert failed == []
+    (pre,) = events(out, "Preempted")
+    assert (pre["workload"], pre["by"], pre["reason"]) == ("team-b/raycluster-dev", "team-a/raycluster-prod",
+                                                          "InCohortReclaimWhileBorrowing")
+    assert wl["team-a/raycluster-prod"]["assignment"]["small-group-test"]["nvidia.com/gpu"] == "gpu-flavor"
+    # RayClusters never finish by themselves: dev runs again once prod is deleted
+    assert events(out, "Admitted", "team-b/raycluster-dev")[-1]["at"] == 3600
+    assert wl["team-b/raycluster-dev"]["state"] == "Admitted"
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*/scenario*.yaml")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_example_meets_its_expectations(path: Path) -> None:
+    sim = simulate(load_scenario(path))
+    assert check_expectations(sim) == []

@@ -1,0 +1,67 @@
+"""Gathering inputs: fast and careful YAML paths agree, Lists, universes, spec folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kueueplan.kube.yamlio import load_text
+from kueueplan.validate import validate
+from kueueplan.validate.inputs import _fast_load, gather
+
+MULTI = """# leading comment
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: a
+---
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: b
+  labels: {x: "1"}
+"""
+
+
+def test_fast_path_matches_the_careful_loader() -> None:
+    fast = _fast_load(MULTI, "f")
+    careful = load_text(MULTI, "f")
+    assert fast is not None
+    assert [d.data for d in fast] == [d.data for d in careful]
+    assert [d.index for d in fast] == [d.index for d in careful]
+    assert [d.line_of(("metadata", "name")) for d in fast] == [5, 11]
+
+
+def test_anchors_and_bad_yaml_take_the_careful_path() -> None:
+    assert _fast_load("a: &x 1\nb: *x\n", "f") is None
+    assert _fast_load("a: 1\na: 2\n", "f") is None  # duplicate key: the careful loader explains it
+
+
+def test_list_items_are_objects_with_their_own_lines(tmp_path: Path) -> None:
+    text = ("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n"
+            "    name: Bad_Name\n")
+    findings = validate(["-"], crds=None, policies=[], stdin_text=text).findings
+    assert [(f.rule, f.line, f.object) for f in findings if f.rule == "KP102"] == [("KP102", 7, "Namespace/Bad_Name")]
+
+
+def test_kustomization_roots_are_separate_universes(tmp_path: Path) -> None:
+    flavor = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n"
+    for env in ("dev", "prod"):
+        (tmp_path / env).mkdir()
+        (tmp_path / env / "kustomization.yaml").write_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [f.yaml]\n")
+        (tmp_path / env / "f.yaml").write_text(flavor)
+    inputs = gather([str(tmp_path)])
+    assert sorted(o.env or "" for o in inputs.objects) == ["dev", "prod"]
+    assert "KP407" not in {f.rule for f in validate([str(tmp_path)], crds=None, policies=[]).findings}
+    # without the kustomization roots, the same two files are one apply unit: a duplicate
+    for env in ("dev", "prod"):
+        (tmp_path / env / "kustomization.yaml").unlink()
+    assert "KP407" in {f.rule for f in validate([str(tmp_path)], crds=None, policies=[]).findings}
+
+
+def test_spec_folder_errors_point_into_the_spec(tmp_path: Path) -> None:
+    (tmp_path / "flavors.yaml").write_text("apiVersion: kueueplan.io/v1alpha1\nkind: ResourceFlavor\n"
+                                           "metadata:\n  name: default\nspec:\n  nodeLabelz: {}\n")
+    findings = validate([str(tmp_path)], crds=None, policies=[]).findings
+    assert [(f.rule, Path(f.file).name, f.line) for f in findings] == [("KP003", "flavors.yaml", 6)]
