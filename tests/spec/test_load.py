@@ -164,3 +164,13 @@ def test_cli_refuses_an_output_folder_inside_the_spec(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "  quotas: []\n")
     result = CliRunner().invoke(main, ["build", str(spec), "-o", str(tmp_path / "gen")])
     assert result.exit_code == 2 and "overlaps the spec folder" in result.output
+
+
+def test_invalid_label_keys_and_values_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "env.yaml").write_text(ENV)
+    (tmp_path / "flavors.yaml").write_text(FLAVOR + "spec:\n  nodeLabels:\n    pool: \"gpu nodes\"\n")
+    err = _error(tmp_path)
+    assert err.line == 7 and "spec.nodeLabels.pool" in err.message and "not a valid label value" in err.message
+    (tmp_path / "flavors.yaml").write_text(FLAVOR.replace("name: cpu", "name: cpu\n  labels: {\"a b\": x}"))
+    err = _error(tmp_path)
+    assert err.line == 5 and "not a valid label key" in err.message

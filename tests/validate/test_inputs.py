@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kueueplan.kube.yamlio import load_text
 from kueueplan.validate import validate
-from kueueplan.validate.inputs import _fast_load, gather
+from kueueplan.validate.inputs import gather
 
 MULTI = """# leading comment
 apiVersion: v1
@@ -23,18 +22,10 @@ metadata:
 """
 
 
-def test_fast_path_matches_the_careful_loader() -> None:
-    fast = _fast_load(MULTI, "f")
-    careful = load_text(MULTI, "f")
-    assert fast is not None
-    assert [d.data for d in fast] == [d.data for d in careful]
-    assert [d.index for d in fast] == [d.index for d in careful]
-    assert [d.line_of(("metadata", "name")) for d in fast] == [5, 11]
-
-
-def test_anchors_and_bad_yaml_take_the_careful_path() -> None:
-    assert _fast_load("a: &x 1\nb: *x\n", "f") is None
-    assert _fast_load("a: 1\na: 2\n", "f") is None  # duplicate key: the careful loader explains it
+def test_multi_document_lines(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_text(MULTI.replace("name: b", "name: B"))
+    findings = validate([str(tmp_path / "m.yaml")], crds=None, policies=[]).findings
+    assert [(f.rule, f.line, f.object) for f in findings] == [("KP102", 11, "Namespace/B")]
 
 
 def test_list_items_are_objects_with_their_own_lines(tmp_path: Path) -> None:

@@ -124,3 +124,28 @@ def test_list_rules_markdown_via_cli() -> None:
     code, out = _cli(["--list-rules", "-o", "markdown"])
     assert code == 0 and out == rules_markdown(all_rules())
     assert all(f"## {r.id}" in out for r in all_rules())
+
+
+def test_schemas_pull_writes_the_cache_without_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       crd_paths: list[str]) -> None:
+    import io
+
+    from kueueplan.validate import crds as crds_module
+
+    crd = (Path(crd_paths[0]) / "kueue.x-k8s.io_localqueues.yaml").read_bytes()
+    asked: list[str] = []
+
+    def fake_urlopen(url: str, timeout: int) -> io.BytesIO:
+        asked.append(url)
+        return io.BytesIO(crd)
+
+    monkeypatch.setattr(crds_module.urllib.request, "urlopen", fake_urlopen)
+    dest = tmp_path / "crds"
+    result = CliRunner().invoke(main, ["schemas", "pull", "--kueue", "v0.19.2", "--kuberay", "v1.7.0",
+                                       "--dest", str(dest)])
+    assert result.exit_code == 0, result.output
+    assert asked[0] == "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"
+    assert len(asked) == 4 and all("v1.7.0" in u for u in asked[1:])
+    assert (dest / "kueue-v0.19.2" / "manifests.yaml").read_bytes() == crd
+    listing = CliRunner().invoke(main, ["schemas", "list", "--crds", str(dest)])
+    assert "LocalQueue.kueue.x-k8s.io: v1beta1, v1beta2" in listing.output

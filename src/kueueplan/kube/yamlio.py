@@ -9,6 +9,8 @@ constructed), duplicate keys (the API server rejects them, editors hide them), a
 from __future__ import annotations
 
 import io
+import re
+from itertools import accumulate
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -122,24 +124,85 @@ def load_file(path: str | Path) -> list[Document]:
 
 def load_text(text: str, file: str = "<stdin>") -> list[Document]:
     """Parse every document of a multi-document YAML text. Empty documents are dropped."""
+    _check_depth(text, file)
     try:
-        nodes = list(yaml.compose_all(text, Loader=_Loader))
+        if "&" not in text:
+            # No anchors, so no aliases to expand: one C pass straight to Python data.
+            datas = list(yaml.load_all(text, Loader=_Loader))
+            lines = _document_lines(text)
+            return [Document(data=data, file=file, index=i, line=lines[i] if i < len(lines) else 1, _text=text)
+                    for i, data in enumerate(datas) if data is not None]
+        return _load_composed(text, file)
+    except YamlError as err:
+        err.file = file
+        raise
+    except yaml.constructor.ConstructorError as err:
+        raise _tag_error(err, file) from None
     except yaml.MarkedYAMLError as err:
         raise _marked_error(err, file) from None
     except yaml.YAMLError as err:
         raise YamlError(f"invalid YAML: {err}", file=file) from None
     except RecursionError:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file) from None
+
+
+def _load_composed(text: str, file: str) -> list[Document]:
+    """Anchors present: compose the node graph first and measure it before anything is expanded."""
     documents = []
-    for index, node in enumerate(nodes):
+    for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
         if node is None:
             continue
         _check_size(node, file)
         data = _construct(node, file)
-        if data is None:
-            continue
-        documents.append(Document(data=data, file=file, index=index, line=node.start_mark.line + 1, _text=text))
+        if data is not None:
+            documents.append(Document(data=data, file=file, index=index, line=node.start_mark.line + 1,
+                                      _text=text))
     return documents
+
+
+_SEPARATOR = re.compile(r"^---", re.M)
+
+
+def _document_lines(text: str) -> list[int]:
+    """First line of each document, counting an explicit `---` as the document's start."""
+    starts = [m.start() for m in _SEPARATOR.finditer(text)]
+    lines = [] if starts and not text[: starts[0]].strip() else [1]
+    line, last = 1, 0
+    for pos in starts:
+        line += text.count("\n", last, pos)
+        last = pos
+        lines.append(line + 1)
+    return lines
+
+
+_FLOW_BRACKETS = re.compile(r"[^\[\]{}]+")
+_BLOCK_PREFIX = re.compile(r"(?m)^[ \t-]*")
+_OPEN = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _check_depth(text: str, file: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before libyaml's recursive composer can overflow the C stack.
+
+    A cheap upper bound (block indentation plus flow-bracket depth) clears ordinary files at once; only a
+    file that might be deep pays for an exact, iterative pass over libyaml's event stream.
+    """
+    brackets = _FLOW_BRACKETS.sub("", text)
+    flow = max(accumulate((_OPEN[c] for c in brackets), initial=0))
+    block = max((len(m) for m in _BLOCK_PREFIX.findall(text)), default=0)
+    if flow + block + 1 <= MAX_DEPTH:
+        return
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
+                                    line=event.start_mark.line + 1, hint="flatten the document")
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the real parse reports the syntax error with its position
 
 
 def _construct(node: yaml.Node, file: str) -> Any:
@@ -150,13 +213,7 @@ def _construct(node: yaml.Node, file: str) -> Any:
         err.file = file
         raise
     except yaml.constructor.ConstructorError as err:
-        mark = err.problem_mark
-        raise YamlError(
-            f"unsupported YAML tag: {err.problem}",
-            file=file,
-            line=mark.line + 1 if mark else None,
-            hint="kueueplan reads plain YAML only; remove the !tag",
-        ) from None
+        raise _tag_error(err, file) from None
     except RecursionError:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
                         line=node.start_mark.line + 1) from None
@@ -192,6 +249,12 @@ def _check_size(root: yaml.Node, file: str) -> None:
         return total
 
     count(root, 0)
+
+
+def _tag_error(err: yaml.constructor.ConstructorError, file: str) -> YamlError:
+    mark = err.problem_mark
+    return YamlError(f"unsupported YAML tag: {err.problem}", file=file, line=mark.line + 1 if mark else None,
+                     hint="kueueplan reads plain YAML only; remove the !tag")
 
 
 def _marked_error(err: yaml.MarkedYAMLError, file: str) -> YamlError:

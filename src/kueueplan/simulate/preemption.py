@@ -186,6 +186,8 @@ class Preemptor:
         hier, prio = self._collect_hierarchical(skip_priority=borrow_only)
         key = lambda c: candidates_order_key(c.wl, self.cq.name)  # noqa: E731
         candidates = sorted(hier, key=key) + sorted(prio, key=key) + sorted(same, key=key)
+        if not candidates or not self._could_fit(candidates):
+            return []
         if not hier and not prio or borrow_only:
             attempts = [True]
         elif forbidden and not hier:
@@ -207,6 +209,23 @@ class Preemptor:
             for t in chosen:
                 self._restore(t.wl)
         return []
+
+    def _could_fit(self, candidates: list[_Candidate]) -> bool:
+        """Necessary condition, cheap: would the preemptor fit if every candidate were gone?
+
+        Availability only grows when usage is removed, so if even this fails the greedy passes cannot
+        succeed. Usage is removed per ClusterQueue in one step instead of per workload."""
+        per_cq: dict[str, dict[FR, int]] = {}
+        for c in candidates:
+            acc = per_cq.setdefault(c.wl.cluster_queue, {})
+            for fr, v in c.wl.usage.items():
+                acc[fr] = acc.get(fr, 0) + v
+        for cq, usage in per_cq.items():
+            self.state.tree.cqs[cq].remove_usages(usage)
+        fits = self._fits(True)
+        for cq, usage in per_cq.items():
+            self.state.tree.cqs[cq].add_usages(usage)
+        return fits
 
     def _fill_back(self, chosen: list[_Candidate], borrow: bool) -> list[_Candidate]:
         for i in range(len(chosen) - 2, -1, -1):

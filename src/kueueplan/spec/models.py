@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kueueplan.spec.types import (
+    AnnotationMap,
     DnsLabel,
+    LabelMap,
     DnsSubdomain,
     Duration,
     Quantity,
@@ -44,8 +46,8 @@ class Metadata(Strict):
     name: DnsLabel = Field(description="Name of the object; also the name of the Kueue object it becomes")
     environments: list[DnsLabel] | None = Field(
         default=None, description="Only render this document in these environments (default: all)")
-    labels: StringMap = Field(default_factory=dict, description="Extra labels for the generated objects")
-    annotations: StringMap = Field(default_factory=dict, description="Extra annotations for the generated objects")
+    labels: LabelMap = Field(default_factory=dict, description="Extra labels for the generated objects")
+    annotations: AnnotationMap = Field(default_factory=dict, description="Extra annotations for the generated objects")
 
 
 # --------------------------------------------------------------------------- ResourceFlavor
@@ -66,7 +68,7 @@ class Toleration(Strict):
 
 
 class ResourceFlavorSpec(Strict):
-    nodeLabels: StringMap = Field(default_factory=dict, description="Labels of the nodes of this flavor (≤ 8)")
+    nodeLabels: LabelMap = Field(default_factory=dict, description="Labels of the nodes of this flavor (≤ 8)")
     nodeTaints: list[Taint] = Field(default_factory=list, max_length=8)
     tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
     topologyName: DnsSubdomain | None = None
@@ -200,7 +202,7 @@ class LocalQueueSpec(Strict):
 
 class NamespaceSpec(Strict):
     name: DnsLabel
-    labels: StringMap = Field(default_factory=dict)
+    labels: LabelMap = Field(default_factory=dict)
     create: bool = Field(default=True, description="false: the namespace exists already (e.g. default)")
 
 
@@ -211,7 +213,7 @@ class LabelSelectorRequirement(Strict):
 
 
 class LabelSelector(Strict):
-    matchLabels: StringMap | None = None
+    matchLabels: LabelMap | None = None
     matchExpressions: list[LabelSelectorRequirement] | None = None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.quantity import parse_quantity
@@ -121,3 +121,26 @@ ResourceName = Annotated[str, BeforeValidator(_check_resource_name),
 Quantity = Annotated[Any, BeforeValidator(_check_quantity), WithJsonSchema(_QUANTITY_SCHEMA)]
 Duration = Annotated[Any, BeforeValidator(_check_duration), WithJsonSchema(_DURATION_SCHEMA)]
 StringMap = Annotated[dict[str, str], WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}})]
+_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def _check_label_key(key: str) -> str:
+    if not is_qualified_name(key):
+        raise ValueError(f"{key!r} is not a valid label key: [dns-prefix/]name, name at most 63 letters, digits, "
+                         "'-', '_' or '.', starting and ending with a letter or digit")
+    return key
+
+
+def _check_label_value(value: str) -> str:
+    if len(value) > 63 or not _LABEL_VALUE_RE.match(value):
+        raise ValueError(f"{value!r} is not a valid label value: at most 63 letters, digits, '-', '_' or '.', "
+                         "starting and ending with a letter or digit")
+    return value
+
+
+LabelKey = Annotated[str, AfterValidator(_check_label_key)]
+LabelValue = Annotated[str, AfterValidator(_check_label_value)]
+LabelMap = Annotated[dict[LabelKey, LabelValue],
+                     WithJsonSchema({"type": "object", "additionalProperties": {"type": "string", "maxLength": 63}})]
+AnnotationMap = Annotated[dict[LabelKey, str],
+                          WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}})]

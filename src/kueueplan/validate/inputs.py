@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.yamlio import Document, load_text
@@ -23,7 +21,6 @@ from kueueplan.validate.model import Obj, make_obj
 SPEC_API = re.compile(r"^apiVersion:\s*['\"]?kueueplan\.io/", re.M)
 POLICY_GROUP = "policy.kueueplan.io"
 YAML_SUFFIXES = (".yaml", ".yml")
-MAX_FAST_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -83,48 +80,9 @@ def _is_spec_folder(files: list[Path]) -> bool:
     return False
 
 
-def _fast_load(text: str, file: str) -> list[Document] | None:
-    """The common case (no anchors, so no alias bombs) parsed in one C pass; None = use the careful loader.
-
-    Same loader class as kueueplan.kube.yamlio (duplicate keys refused, no Python tags), without composing
-    the node graph first: 3x faster on platform-sized files. Anything unusual falls back to yamlio, which
-    produces the precise error.
-    """
-    if "&" in text or len(text) > MAX_FAST_BYTES:
-        return None
-    try:
-        datas = list(yaml.load_all(text, Loader=yamlio._Loader))
-    except Exception:  # noqa: BLE001 - any problem: let the careful loader explain it
-        return None
-    starts = _document_lines(text)
-    docs = []
-    for index, data in enumerate(datas):
-        if data is None:
-            continue
-        line = starts[index] if index < len(starts) else 1
-        docs.append(Document(data=data, file=file, index=index, line=line, _text=text))
-    return docs
-
-
-_SEPARATOR = re.compile(r"^---", re.M)
-
-
-def _document_lines(text: str) -> list[int]:
-    """Approximate first line of each document (exact lines come lazily from ruamel when needed)."""
-    starts = [m.start() for m in _SEPARATOR.finditer(text)]
-    lines = [] if starts and not text[: starts[0]].strip() else [1]
-    line, last = 1, 0
-    for pos in starts:
-        line += text.count("\n", last, pos)
-        last = pos
-        lines.append(line + 1)
-    return lines
-
-
 def _load(path: Path) -> list[Document]:
-    text = yamlio.read_text(path)
-    fast = _fast_load(text, str(path))
-    return fast if fast is not None else load_text(text, file=str(path))
+    # yamlio takes the one-pass C route itself when the text has no anchors.
+    return yamlio.load_file(path)
 
 
 def _add_file(inputs: Inputs, path: Path, universe: str = "", env: str | None = None) -> None:
@@ -144,7 +102,7 @@ def _add_file(inputs: Inputs, path: Path, universe: str = "", env: str | None = 
 def _add_text(inputs: Inputs, text: str, name: str) -> None:
     inputs.files.append(name)
     try:
-        docs = _fast_load(text, name) or load_text(text, file=name)
+        docs = load_text(text, file=name)
     except KueueplanError as err:
         inputs.findings.append(_load_finding(err, name))
         return

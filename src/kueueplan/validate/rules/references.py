@@ -488,16 +488,22 @@ def namespace_labels(ctx: Context, namespace: str) -> dict[str, str] | None:
 
 
 def selector_matches(selector: Any, labels: dict[str, str]) -> bool:
+    """metav1.LabelSelector semantics; a malformed selector matches nothing (the webhook rejects it anyway)."""
     if not isinstance(selector, dict):
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
+    match_labels = selector.get("matchLabels") or {}
+    exprs = selector.get("matchExpressions") or []
+    if not isinstance(match_labels, dict) or not isinstance(exprs, list):
+        return False
+    for key, value in match_labels.items():
         if labels.get(str(key)) != str(value):
             return False
-    for expr in selector.get("matchExpressions") or []:
+    for expr in exprs:
         if not isinstance(expr, dict):
             return False
         key, op = str(expr.get("key")), expr.get("operator")
-        values = {str(v) for v in expr.get("values") or []}
+        raw = expr.get("values") or []
+        values = {str(v) for v in raw} if isinstance(raw, list) else set()
         present = key in labels
         if op == "In" and not (present and labels[key] in values):
             return False

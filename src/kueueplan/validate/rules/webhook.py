@@ -608,15 +608,19 @@ def selector_errors(selector: Any) -> list[str]:
         return ["must be a mapping with matchLabels and/or matchExpressions"]
     errs: list[str] = []
     labels = selector.get("matchLabels") or {}
+    if not isinstance(selector.get("matchExpressions") or [], list):
+        errs.append("matchExpressions must be a list")
     if isinstance(labels, dict):
         for key, value in labels.items():
             errs += [f"matchLabels key {key!r}: {e}" for e in qualified_name_errors(str(key))]
             errs += [f"matchLabels {key}={value!r}: {e}" for e in label_value_errors(str(value))]
-    for i, expr in enumerate(selector.get("matchExpressions") or []):
+    exprs = selector.get("matchExpressions") or []
+    for i, expr in enumerate(exprs if isinstance(exprs, list) else []):
         if not isinstance(expr, dict):
             errs.append(f"matchExpressions[{i}] must be a mapping")
             continue
         key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        op = op if isinstance(op, str) else repr(op)
         if not key:
             errs.append(f"matchExpressions[{i}].key is required")
         else:
