@@ -137,3 +137,13 @@ def test_until_option(tmp_path: Path) -> None:
     assert code == 0
     states = [w["state"] for w in json.loads(out)["workloads"]]
     assert states == ["Admitted", "Pending"]
+
+
+def test_spec_folder_with_env() -> None:
+    spec = EXAMPLES / "rayjob-priority" / "environments"
+    code, out, err = invoke(["simulate", str(spec), "--env", "tutorial", "-o", "json"])
+    assert code == 0, err
+    data = json.loads(out)
+    assert any(e["type"] == "Preempted" and e["reason"] == "InClusterQueue" for e in data["events"])
+    code, _, err = invoke(["simulate", str(spec)])
+    assert code == 2 and "--env" in err

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kueueplan.cli import main
+from kueueplan.errors import KueueplanError
 from kueueplan.workflow.importer import import_manifests, write_spec
 from kueueplan.workflow.manifests import load_documents
 
@@ -19,7 +20,17 @@ from kueueplan.workflow.manifests import load_documents
 @click.option("--force", is_flag=True, help="Write into a folder that already holds YAML files.")
 def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) -> None:
     """Turn Kueue/KubeRay manifests (files, folders or `kubectl get -o yaml` exports) into a spec folder."""
-    result = import_manifests(load_documents(manifests), env)
+    docs = load_documents(manifests)
+    if not docs:
+        raise KueueplanError("no Kubernetes objects found to import", file=str(manifests[0]),
+                             hint="pass the folder or files that hold your Kueue / KubeRay manifests")
+    result = import_manifests(docs, env)
+    if not any(d.get("kind") != "Environment" for file_docs in result.files.values() for d in file_docs):
+        for reason in result.skipped:
+            click.echo(f"skipped: {reason}", err=True)
+        raise KueueplanError("none of the objects can be imported into a kueueplan spec", file=str(manifests[0]),
+                             hint="import reads Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor, ...), "
+                             "Namespaces and RayJob / RayCluster / Job / Pod manifests")
     for path in write_spec(result, out_dir, force):
         click.echo(f"wrote {path}")
     for reason in result.skipped:

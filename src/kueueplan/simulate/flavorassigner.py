@@ -247,7 +247,7 @@ class FlavorAssigner:
             return NO_FIT, 0
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(node, fr, val)
         available = node.cq_available(fr)
-        if val <= available + 1000:
+        if val <= available:
             return FIT, borrow
         self._reason(f"insufficient unused quota for {res} in flavor {fr[0]}, "
                      f"{format_resource_value(res, val - available)} more needed", "WaitingForQuota")

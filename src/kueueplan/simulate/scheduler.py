@@ -190,7 +190,7 @@ def _process(sim: "Simulation", e: Entry, claimed: dict[str, SimWorkload],
     victims = list(claimed.values()) + [t.workload for t in e.targets if t.workload.key not in claimed]
     for v in victims:
         sim.tree.cqs[v.cluster_queue].remove_usages(v.usage)
-    fits = True
+    fits = all(node.cq_available(fr) >= v for fr, v in usage.items())
     for v in victims:
         sim.tree.cqs[v.cluster_queue].add_usages(v.usage)
     if not fits:

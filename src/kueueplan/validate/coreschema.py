@@ -69,6 +69,9 @@ def is_builtin_group(group: str) -> bool:
     return group.endswith(".k8s.io") and group[: -len(".k8s.io")] in _BUILTIN_K8S_IO
 
 
+_SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{0,100}\.json$")
+
+
 @lru_cache(maxsize=256)
 def check_for(group: str, version: str, kind: str) -> Check | None:
     """The compiled check of a built-in kind, or None when kubernetes-validate has no schema for it."""
@@ -77,6 +80,8 @@ def check_for(group: str, version: str, kind: str) -> Check | None:
         return None
     prefix = group.split(".")[0]
     name = f"{kind.lower()}-{prefix + '-' if group else ''}{version}.json"
+    if not _SAFE_NAME.match(name):
+        return None  # never let an apiVersion or kind from the input walk the file system
     path = d / name
     if not path.is_file():
         return None

@@ -46,10 +46,21 @@ def load_documents(paths: Iterable[Path]) -> list[Document]:
     """All documents of the given files/folders, `List` kinds (kubectl exports) flattened."""
     out: list[Document] = []
     for path in paths:
+        scanning = Path(path).is_dir()
         for file in yaml_files(Path(path)):
-            for doc in load_file(file):
+            docs = load_file(file)
+            if scanning and not any(_looks_like_object(d.data) for d in docs):
+                continue  # a folder may hold other YAML (CI configs, SkyPilot tasks): not ours to read
+            for doc in docs:
                 out.extend(_flatten(doc))
+        if scanning and not out:
+            raise KueueplanError("no Kubernetes objects found", file=str(path),
+                                 hint="point at the folder or files that hold your manifests")
     return out
+
+
+def _looks_like_object(data: Any) -> bool:
+    return isinstance(data, Mapping) and bool(data.get("apiVersion") or data.get("kind"))
 
 
 def _flatten(doc: Document) -> list[Document]:
@@ -59,7 +70,15 @@ def _flatten(doc: Document) -> list[Document]:
                 for item in data["items"] if isinstance(item, Mapping)]
     if isinstance(data, Mapping) and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"):
         return []  # kustomize's build file, not an object on the cluster
-    return [doc] if isinstance(data, Mapping) else []
+    if not isinstance(data, Mapping):
+        raise KueueplanError(f"not a Kubernetes object: the document is a {type(data).__name__}, not a mapping",
+                             file=doc.file, line=doc.line, hint="each YAML document must be one object with "
+                             "apiVersion, kind and metadata")
+    if not data.get("apiVersion") or not data.get("kind"):
+        missing = "apiVersion" if not data.get("apiVersion") else "kind"
+        raise KueueplanError(f"not a Kubernetes object: it has no {missing}", file=doc.file, line=doc.line,
+                             hint=f"add {missing}: to the document, or remove the file from the inputs")
+    return [doc]
 
 
 def is_spec_document(data: Any) -> bool:

@@ -327,6 +327,15 @@ def workload_missing_queue(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                           f"{obj.namespace!r}{where}", path, obj)
 
 
+def dig(value: Any, *keys: str) -> Any:
+    """value[k1][k2]..., or None as soon as a level is not a mapping (inputs can be any shape)."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def pod_templates(obj: Obj) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
     """(path, pod spec) of every pod template of a workload object we know how to read."""
     spec = obj.spec
@@ -334,7 +343,7 @@ def pod_templates(obj: Obj) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
         yield ("spec",), spec
         return
     if obj.kind == "Job":
-        tpl = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else None
+        tpl = dig(spec, "template", "spec")
         if isinstance(tpl, dict):
             yield ("spec", "template", "spec"), tpl
         return
@@ -349,19 +358,21 @@ def pod_templates(obj: Obj) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
     elif obj.kind == "RayService":
         cluster, base = spec.get("rayClusterConfig"), ("spec", "rayClusterConfig")
     elif obj.kind == "Workload":
-        for i, ps in enumerate(spec.get("podSets") or []):
-            tpl = (ps.get("template") or {}).get("spec") if isinstance(ps, dict) else None
+        pod_sets = spec.get("podSets")
+        for i, ps in enumerate(pod_sets if isinstance(pod_sets, list) else []):
+            tpl = dig(ps, "template", "spec")
             if isinstance(tpl, dict):
                 yield ("spec", "podSets", i, "template", "spec"), tpl
         return
     if not isinstance(cluster, dict):
         return
     head = cluster.get("headGroupSpec")
-    tpl = ((head or {}).get("template") or {}).get("spec") if isinstance(head, dict) else None
+    tpl = dig(head, "template", "spec")
     if isinstance(tpl, dict):
         yield base + ("headGroupSpec", "template", "spec"), tpl
-    for i, group in enumerate(cluster.get("workerGroupSpecs") or []):
-        tpl = ((group or {}).get("template") or {}).get("spec") if isinstance(group, dict) else None
+    groups = cluster.get("workerGroupSpecs")
+    for i, group in enumerate(groups if isinstance(groups, list) else []):
+        tpl = dig(group, "template", "spec")
         if isinstance(tpl, dict):
             yield base + ("workerGroupSpecs", i, "template", "spec"), tpl
 

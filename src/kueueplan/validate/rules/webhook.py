@@ -13,6 +13,7 @@ from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.names import label_value_errors, qualified_name_errors
 from kueueplan.validate.registry import Hit, rule
+from kueueplan.validate.rules.references import dig
 
 _QUEUES = ("ClusterQueue", "Cohort")
 _SELECTOR_OPERATORS = {"In", "NotIn", "Exists", "DoesNotExist"}
@@ -732,10 +733,12 @@ def flavor_labels_taints(obj: Obj, ctx: Context) -> Iterator[Hit]:
             yield Hit(obj, path + ("key",), f"taint key {key!r}: {err}")
         for err in label_value_errors(str(taint.get("value", ""))):
             yield Hit(obj, path + ("value",), f"taint value {taint.get('value')!r}: {err}")
-        if taint.get("effect") not in _TAINT_EFFECTS:
+        effect = taint.get("effect")
+        effect = effect if isinstance(effect, str) else repr(effect)
+        if effect not in _TAINT_EFFECTS:
             yield Hit(obj, path + ("effect",), f"taint effect {taint.get('effect')!r} is not one of "
                                                "NoSchedule, PreferNoSchedule, NoExecute")
-        pair = (key, taint.get("effect"))
+        pair = (key, effect)
         if pair in seen:
             yield Hit(obj, path, f"taint {key}:{taint.get('effect')} is listed twice; taints must be unique by "
                                  "key and effect")
@@ -804,7 +807,7 @@ def workload_webhook(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if len(with_min) > 1:
         yield Hit(obj, ("spec", "podSets", with_min[1], "minCount"), "at most one podSet can use minCount")
     for i, ps in enumerate(pod_sets):
-        spec = ((ps or {}).get("template") or {}).get("spec") if isinstance(ps, dict) else None
+        spec = dig(ps, "template", "spec")
         if not isinstance(spec, dict):
             continue
         base = ("spec", "podSets", i, "template", "spec")
@@ -916,7 +919,8 @@ def kueue_configuration(obj: Obj, ctx: Context) -> Iterator[Hit]:
             if t.get("strategy") not in (None, "Retain", "Replace"):
                 yield Hit(obj, ("resources", "transformations", i, "strategy"),
                           f"strategy {t.get('strategy')!r} must be Retain or Replace")
-            if t.get("input") in seen:
+            source = repr(t.get("input"))
+            if source in seen:
                 yield Hit(obj, ("resources", "transformations", i, "input"), f"input {t.get('input')!r} is "
                                                                              "transformed twice")
-            seen.add(t.get("input"))
+            seen.add(source)
