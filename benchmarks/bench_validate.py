@@ -23,8 +23,9 @@ DEFAULT_CRDS = REPO.parent / "shared" / "upstream" / "kueue" / "crds"
 FLAVORS = ("on-demand", "spot", "gpu-a100")
 
 
-def tenant_yaml(i: int) -> str:
+def tenant_yaml(i: int, broken: bool = False) -> str:
     team = f"team-{i:04d}"
+    typo = "namespaceSelectr" if broken else "namespaceSelector"
     return f"""---
 apiVersion: v1
 kind: Namespace
@@ -41,7 +42,7 @@ metadata:
     kueueplan.io/team: {team}
 spec:
   cohortName: org-{i % 10}
-  namespaceSelector:
+  {typo}:
     matchLabels:
       kueueplan.io/team: {team}
   queueingStrategy: BestEffortFIFO
@@ -81,10 +82,12 @@ spec:
 """
 
 
-def platform_yaml(tenants: int) -> str:
+def platform_yaml(tenants: int, broken: int = 0) -> str:
+    """`broken` tenants (spread evenly) misspell namespaceSelector: findings need line numbers."""
     flavors = "".join(f"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: {f}\n"
                       for f in FLAVORS)
-    return flavors + "".join(tenant_yaml(i) for i in range(tenants))
+    step = tenants // broken if broken else 0
+    return flavors + "".join(tenant_yaml(i, bool(step) and i % step == 0) for i in range(tenants))
 
 
 def run_in_process(path: Path, crds: list[str]) -> tuple[float, int, int]:
@@ -174,6 +177,7 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=1000)
     parser.add_argument("--crds", nargs="*", default=[str(DEFAULT_CRDS)])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--broken", type=int, default=0, help="tenants with a typo (findings with lines)")
     args = parser.parse_args()
     if args.cel_libraries:
         up = REPO.parent / "shared" / "upstream"
@@ -183,7 +187,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("KUEUEPLAN_CACHE_DIR", str(Path(tmp) / "cache"))
         path = Path(tmp) / "platform.yaml"
-        path.write_text(platform_yaml(args.tenants))
+        path.write_text(platform_yaml(args.tenants, args.broken))
         run_cli(path, args.crds)  # fills the parsed-CRD cache, as any earlier CI run would have
         cli_wall, rss = min(run_cli(path, args.crds) for _ in range(args.runs))
         run_in_process(path, args.crds)  # warm: schemas and CEL compiled
@@ -191,7 +195,8 @@ def main() -> None:
     print(f"| input | objects | `kueueplan validate` process (best of {args.runs}) | peak RSS | "
           f"validate() warm | objects/s (process) | findings |")
     print("|---|---|---|---|---|---|---|")
-    print(f"| {args.tenants} tenants | {objects} | {cli_wall:.2f} s | {rss:.0f} MiB | {wall:.2f} s | "
+    label = f"{args.tenants} tenants" + (f", {args.broken} broken" if args.broken else "")
+    print(f"| {label} | {objects} | {cli_wall:.2f} s | {rss:.0f} MiB | {wall:.2f} s | "
           f"{objects / cli_wall:,.0f} | {findings} |")
 
 

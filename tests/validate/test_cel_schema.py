@@ -122,3 +122,15 @@ def test_whole_object_uniqueness_rule_is_exact(levels: list[dict[str, str]], ok:
     rule = "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0"
     schema = {"type": "array", "items": {"type": "object", "properties": {"nodeLabel": {"type": "string"}}}}
     assert (_cel(rule, levels, schema) is None) is ok
+
+
+def test_release_manifests_yaml_is_a_crd_source(crd_paths: list[str], tmp_path: Path) -> None:
+    from kueueplan.validate.crds import load_crds
+
+    parts = [f.read_text() for f in sorted(Path(crd_paths[0]).glob("*.yaml"))]
+    deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kueue-controller-manager\n"
+    (tmp_path / "manifests.yaml").write_text("\n---\n".join([deployment, *parts]))
+    crds = load_crds([tmp_path / "manifests.yaml"])
+    versions = crds.lookup("kueue.x-k8s.io", "ClusterQueue")
+    assert versions is not None and versions["v1beta1"].deprecated and versions["v1beta2"].storage
+    assert len(crds.versions) == len(parts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +15,7 @@ import yaml
 from kueueplan.validate.crds import load_crds
 from kueueplan.validate.engine import run_rules
 from kueueplan.validate.model import Context, make_obj
+from kueueplan.validate.policy import load_policies
 from kueueplan.validate.registry import all_rules
 
 KINDS = [("kueue.x-k8s.io/v1beta2", "ClusterQueue"), ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
@@ -88,11 +91,12 @@ def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
     return copy
 
 
+POLICY = load_policies([Path(__file__).resolve().parents[2] / "policies" / "platform.yaml"], [])
 EXAMPLES = [yaml.safe_load_all(text) for r in all_rules() for text in r.examples.values()]
 DOCS = [d for docs in EXAMPLES for d in docs if isinstance(d, dict) and "kind" in d and d.get("apiVersion")]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("KUEUEPLAN_FUZZ_EXAMPLES", "400")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(DOCS), st.data())
 def test_mutated_rule_examples_never_raise(crd_set: Any, doc: dict[str, Any], data: Any) -> None:
     for _ in range(data.draw(st.integers(1, 3))):
@@ -100,5 +104,26 @@ def test_mutated_rule_examples_never_raise(crd_set: Any, doc: dict[str, Any], da
         doc = _replace(doc, path, data.draw(values))
     if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not isinstance(doc.get("apiVersion"), str):
         return
-    findings = run_rules(Context(objects=[make_obj(doc, None, "fuzz.yaml")], crds=crd_set.crds), [])
+    obj = make_obj(doc, None, "fuzz.yaml")
+    findings = run_rules(Context(objects=[obj], crds=crd_set.crds, policy=POLICY), [])
+    assert [f for f in findings if "internal error" in f.message] == []
+
+
+SETS = [[d for d in yaml.safe_load_all(text) if isinstance(d, dict)] for r in all_rules()
+        for text in r.examples.values()]
+SETS = [s for s in SETS if len(s) > 1]
+
+
+@settings(max_examples=int(os.environ.get("KUEUEPLAN_FUZZ_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SETS), st.data())
+def test_mutated_multi_object_examples_never_raise(crd_set: Any, docs: list[dict[str, Any]], data: Any) -> None:
+    docs = list(docs)
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(docs) - 1))
+        path = data.draw(st.sampled_from(_leaves(docs[i])[1:] or [("spec",)]))
+        docs[i] = _replace(docs[i], path, data.draw(values))
+    objs = [make_obj(d, None, "fuzz.yaml") for d in docs
+            if isinstance(d, dict) and isinstance(d.get("kind"), str) and isinstance(d.get("apiVersion"), str)]
+    findings = run_rules(Context(objects=objs, crds=crd_set.crds, policy=POLICY), [])
     assert [f for f in findings if "internal error" in f.message] == []

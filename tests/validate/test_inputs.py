@@ -56,3 +56,22 @@ def test_spec_folder_errors_point_into_the_spec(tmp_path: Path) -> None:
                                            "metadata:\n  name: default\nspec:\n  nodeLabelz: {}\n")
     findings = validate([str(tmp_path)], crds=None, policies=[]).findings
     assert [(f.rule, Path(f.file).name, f.line) for f in findings] == [("KP003", "flavors.yaml", 6)]
+
+
+def test_spec_beside_its_build_is_found_and_lends_its_kueue_version(crd_paths: list[str]) -> None:
+    import pytest
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "oke-dev-prod"
+    if not (example / "environments").is_dir() or not (example / "gen").is_dir():
+        pytest.skip("examples/oke-dev-prod is not in this checkout")
+    inputs = gather([str(example)])
+    spec_objects = [o for o in inputs.objects if o.env_in_ref]
+    built = [o for o in inputs.objects if not o.env_in_ref]
+    assert spec_objects and built
+    spec_root = example / "environments"
+    assert all(Path(o.file) == spec_root or spec_root in Path(o.file).parents for o in spec_objects)
+    assert not any("/environments/" in o.file for o in built)
+    # the lab runs Kueue v0.8.1 (no RayJob submitter pod set): its 2-CPU queue fits the 2-CPU head
+    result = validate([str(example)], crds=crd_paths, policies=[])
+    assert [f for f in result.findings if f.severity == "error"] == []
+    assert "KP501" in {f.rule for f in validate([str(example / "gen")], crds=crd_paths, policies=[]).findings}

@@ -149,3 +149,23 @@ def test_schemas_pull_writes_the_cache_without_network(tmp_path: Path, monkeypat
     assert (dest / "kueue-v0.19.2" / "manifests.yaml").read_bytes() == crd
     listing = CliRunner().invoke(main, ["schemas", "list", "--crds", str(dest)])
     assert "LocalQueue.kueue.x-k8s.io: v1beta1, v1beta2" in listing.output
+
+
+def test_output_is_byte_identical_across_hash_seeds(crd_paths: list[str], tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    spec = REPO / "environments"
+    if not spec.is_dir():
+        pytest.skip("the demo spec is not in this checkout")
+    (tmp_path / "bad.yaml").write_text(BAD)
+    outputs = []
+    for seed in ("0", "1234"):
+        cmd = [sys.executable, "-c", "from kueueplan.cli import main; main()", "validate", str(spec),
+               str(tmp_path / "bad.yaml"), "-o", "json", "--policies", str(REPO / "policies")]
+        for c in crd_paths:
+            cmd += ["--crds", c]
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        outputs.append(subprocess.run(cmd, capture_output=True, env=env, cwd=tmp_path, check=False).stdout)
+    assert outputs[0] and outputs[0] == outputs[1]

@@ -140,3 +140,12 @@ def test_broken_policy_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(KueueplanError) as err:
         validate([str(tmp_path / "m.yaml")], crds=None, policies=[str(tmp_path / "p.yaml")])
     assert err.value.line == 6 and "namespacez" in err.value.message
+
+
+def test_capacity_from_node_pools(tmp_path: Path, crd_paths: list[str]) -> None:
+    policy = yaml.safe_load(POLICY.read_text())
+    policy["spec"]["environments"]["prod"]["nodePools"]["gpu-h100"]["nodes"] = 0  # the H100 pool is gone
+    shrunk = tmp_path / "shrunk.yaml"
+    shrunk.write_text(yaml.safe_dump(policy))
+    hits = _errors(_run(SPEC, crd_paths, shrunk), "KP604")
+    assert hits and all("@prod" in f.object and "gpu-h100" in f.message and "0 nodes x" in f.message for f in hits)

@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.objects import Cluster, Toleration, meta, read_tolerations, Source, api_version_of
+from kueueplan.kube.objects import Cluster, Source, Toleration, meta, read_tolerations
 from kueueplan.kube.quantity import format_resource_value, parse_quantity, resource_value
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -334,7 +334,6 @@ def derive_workload(manifest: Mapping[str, Any], cluster: Cluster,
     """Pod sets, queue and priority of the Workload for one job object."""
     if not isinstance(manifest, Mapping):
         raise KueueplanError("a workload manifest must be a mapping")
-    group, _ = api_version_of(manifest)
     kind = str(manifest.get("kind"))
     pod_sets = pod_sets_for(manifest, kueue_version)
     priority, pclass, source, problem = resolve_priority(manifest, pod_sets, cluster)

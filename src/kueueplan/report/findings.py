@@ -40,7 +40,7 @@ def summary(result: Result, fail_on: str) -> dict[str, Any]:
         "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
         "objects": result.objects, "files": len(result.files), "failOn": fail_on,
         "passed": not result.fails(fail_on),
-        "crds": {"sources": result.crd_sources,
+        "crds": {"sources": result.crd_sources, "missing": result.without_crd,
                  "used": [f"{c['kind']}.{c['group']}/{v}" for c in result.crds for v in c["used"]],
                  "loaded": [f"{c['kind']}.{c['group']} ({', '.join(c['versions'])})" for c in result.crds]},
         "kubernetesSchemas": result.k8s_schema_version,
@@ -76,6 +76,8 @@ def to_text(result: Result, fail_on: str = "error") -> str:
     else:
         used = sorted({f"{c['kind']}/{v}" for c in result.crds for v in c["used"]})
         lines.append(f"CRDs: {', '.join(result.crd_sources)}" + (f" (used: {', '.join(used)})" if used else ""))
+    if result.without_crd:
+        lines.append(f"no CRD for: {', '.join(result.without_crd)} (schema and CEL rules not checked)")
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,7 @@ import heapq
 from typing import Any, Callable, Iterable
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.objects import Cluster, ClusterQueue, LocalQueue, read_object, Source
+from kueueplan.kube.objects import Cluster, ClusterQueue, read_object
 from kueueplan.kube.podsets import derive_workload, SUPPORTED_KINDS
 from kueueplan.simulate import preemption, scheduler
 from kueueplan.simulate.admissibility import never_admissible_reason
@@ -60,6 +60,7 @@ class Simulation:
         self._memo_key: Any = None
         self._memo: list[preemption.Target] = []
         self._derived: dict[tuple[int, int], Any] = {}
+        self._parked: dict[str, set[str]] = {}  # cohort tree -> ClusterQueues with parked workloads
         self.ac = AdmissionCheckController(scenario.admission_checks)
         self.progress = progress
         self._sync_queues()
@@ -87,7 +88,16 @@ class Simulation:
                 self.progress(len(self.workloads), total)
         if until is not None:
             self.now = max(self.now, until)
+        self._explain_waiting()
         return self
+
+    def _explain_waiting(self) -> None:
+        """Give workloads still waiting in an inactive ClusterQueue the reason, as Kueue's status would."""
+        for wl in self.workloads:
+            if wl.state == PENDING and wl.cluster_queue and not wl.message:
+                reason = self.inactive_reason(wl.cluster_queue)
+                if reason is not None:
+                    wl.message = reason
 
     # ------------------------------------------------------------------ timers
 
@@ -230,6 +240,7 @@ class Simulation:
             q.push(wl)
             return False
         bulk = not q.strict_fifo and reason in (scheduler.NO_FIT, scheduler.NO_CANDIDATES)
+        self._parked.setdefault(self._root_key(cq), set()).add(cq)
         for other in q.park(wl, bulk, never):
             self._mark_inadmissible(other, never or "")
         return True
@@ -430,6 +441,7 @@ class Simulation:
             else:
                 self._mark_inadmissible(wl, wl.message)
         self._enforce_stop_policies()
+        self._parked.clear()
         for q in self.queues.values():
             q.requeue_all()
         for wl in self.workloads:
@@ -485,14 +497,16 @@ class Simulation:
         labels = self.cluster.namespace_labels(namespace)
         return labels if labels is not None else {"kubernetes.io/metadata.name": namespace}
 
-    def _requeue_tree(self, cq: str) -> None:
+    def _root_key(self, cq: str) -> str:
         node = self.tree.cqs.get(cq)
         if node is None or node.parent is None:
-            names: Iterable[str] = [cq]
-        else:
-            names = [n.name for n in node.root().subtree_cqs()]
-        for n in names:
-            q = self.queues.get(n)
+            return f"cq/{cq}"
+        return f"cohort/{node.root().name}"
+
+    def _requeue_tree(self, cq: str) -> None:
+        """Requeue-all for every ClusterQueue of the cohort tree (only those that parked something)."""
+        for name in sorted(self._parked.pop(self._root_key(cq), ())):
+            q = self.queues.get(name)
             if q is not None:
                 q.requeue_all()
 
@@ -540,4 +554,4 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
     return Simulation(scenario, progress).run()
 
 
-__all__ = ["Simulation", "simulate", "ms_to_seconds", "LocalQueue", "Source"]
+__all__ = ["Simulation", "simulate", "ms_to_seconds"]

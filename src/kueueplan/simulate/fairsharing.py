@@ -273,7 +273,7 @@ class FairPreemptor:
                     if self._uses(w) and satisfies_policy(self.wl, w, p.within_cluster_queue)]
         if self.node.parent is not None and p.reclaim_within_cohort != NEVER:
             for other in self.node.root().subtree_cqs():
-                if other is self.node or not any(other.borrowing(fr) for fr in self.frs):
+                if other is self.node or not any(other.is_borrowing(fr) for fr in self.frs):
                     continue
                 out += [w for w in self.sim.workloads_in(other.name)
                         if self._uses(w) and satisfies_policy(self.wl, w, p.reclaim_within_cohort)]
@@ -340,7 +340,7 @@ class FairPreemptor:
         ordering = _Ordering(self.sim, self.node, by_cq)
         targets: list[Target] = []
         retry: list[SimWorkload] = []
-        within_nominal = not any(self.node.borrowing(fr) for fr in self.frs)
+        within_nominal = not any(self.node.is_borrowing(fr) for fr in self.frs)
         # The preemptor's usage is already added, so "borrowing" here includes it, as in Kueue.
         for target in ordering.targets():
             if target is self.node:

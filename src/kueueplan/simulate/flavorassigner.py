@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from kueueplan.kube.objects import (ClusterQueue, Requirement, ResourceFlavor, ResourceGroup,
-                                    MAY_STOP_SEARCH, TRY_NEXT_FLAVOR)
+from kueueplan.kube.objects import ClusterQueue, Requirement, ResourceFlavor, ResourceGroup, TRY_NEXT_FLAVOR
 from kueueplan.kube.podsets import PodSet
 from kueueplan.kube.quantity import format_resource_value
 from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits
@@ -158,6 +157,8 @@ class FlavorAssigner:
         self.oracle = oracle
         self.fair_sharing = fair_sharing
         self.covers_pods = cq.group_for("pods") is not None
+        self.last_reasons: list[str] = []  # quota messages of the current run()
+        self.last_no_fit = ""
 
     def assign(self, pod_sets: tuple[PodSet, ...], counts: list[int] | None = None) -> Assignment:
         result = Assignment()
@@ -264,9 +265,6 @@ class FlavorAssigner:
         if reason == "ExceedsMaxQuota" or not self.last_no_fit:
             self.last_no_fit = reason
 
-    last_reasons: list[str]
-    last_no_fit: str
-
     def run(self, pod_sets: tuple[PodSet, ...], counts: list[int] | None = None) -> Assignment:
         """assign() and attach the quota messages gathered on the way."""
         self.last_reasons = []
@@ -279,4 +277,4 @@ class FlavorAssigner:
 
 
 __all__ = ["FlavorAssigner", "Assignment", "PodSetAssignment", "flavor_matches", "MODE_FIT", "MODE_PREEMPT",
-           "MODE_NO_FIT", "NO_FIT", "NO_CANDIDATES", "PREEMPT", "RECLAIM", "FIT", "MAY_STOP_SEARCH"]
+           "MODE_NO_FIT", "NO_FIT", "NO_CANDIDATES", "PREEMPT", "RECLAIM", "FIT"]

@@ -79,6 +79,7 @@ class Preemptor:
         self.node = state.tree.cqs[cq.name]
         self.frs = frs
         self.usage = usage
+        self._pending: dict[str, dict[FR, int]] = {}
 
     # -- classification -----------------------------------------------------------
 
@@ -151,13 +152,25 @@ class Preemptor:
                 return False
         return True
 
+    def _shortfall(self, allow_borrowing: bool) -> tuple[dict[FR, int], dict[FR, int]]:
+        """Lower bounds of the usage to remove before the preemptor can fit: anywhere (availability) and,
+        without borrowing, from its own ClusterQueue (usage + request <= nominal)."""
+        need_avail, need_own = {}, {}
+        for fr, v in self.usage.items():
+            need_avail[fr] = v - self.node.cq_available(fr)
+            need_own[fr] = 0 if allow_borrowing else self.node.usage.get(fr, 0) + v - self.node.subtree.get(fr, 0)
+        return need_avail, need_own
+
     def _valid(self, c: _Candidate, borrow: bool) -> bool:
         if c.wl.cluster_queue == self.cq.name:
             return True
         if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
             return False
         node = self.state.tree.cqs[c.wl.cluster_queue]
-        if node.within_nominal_in(self.frs):
+        if node.parent is not c.lca:
+            self._flush()  # the cohorts in between are checked on the real (updated) tree
+        delta = self._pending.get(node.name, {})
+        if all(node.subtree.get(fr, 0) >= node.usage.get(fr, 0) + delta.get(fr, 0) for fr in self.frs):
             return False
         for anc in node.path_parent_to_root():
             if anc is c.lca:
@@ -168,6 +181,22 @@ class Preemptor:
 
     def _under_nominal_in_needed(self) -> bool:
         return all(self.node.nominal(fr) > self.node.usage.get(fr, 0) for fr in self.frs)
+
+    # Trial removals are first recorded per ClusterQueue and applied to the tree in one step when the tree
+    # is read: a ClusterQueue's own usage changes exactly by what is removed from it, so candidate validity
+    # at that level can be decided without touching the tree.
+
+    def _defer(self, wl: SimWorkload, sign: int) -> None:
+        acc = self._pending.setdefault(wl.cluster_queue or "", {})
+        for fr, v in wl.usage.items():
+            acc[fr] = acc.get(fr, 0) + sign * v
+
+    def _flush(self) -> None:
+        for cq, delta in self._pending.items():
+            node = self.state.tree.cqs[cq]
+            node.remove_usages({fr: -v for fr, v in delta.items() if v < 0})
+            node.add_usages({fr: v for fr, v in delta.items() if v > 0})
+        self._pending.clear()
 
     def _remove(self, wl: SimWorkload) -> None:
         self.state.tree.cqs[wl.cluster_queue].remove_usages(wl.usage)
@@ -195,46 +224,76 @@ class Preemptor:
         else:
             attempts = [True, False]
         for borrow in attempts:
-            chosen: list[_Candidate] = []
-            for c in candidates:
-                if not self._valid(c, borrow):
-                    continue
-                self._remove(c.wl)
-                chosen.append(c)
-                if self._fits(borrow):
-                    chosen = self._fill_back(chosen, borrow)
-                    for t in chosen:
-                        self._restore(t.wl)
-                    return [Target(c.wl, _REASON[c.variant]) for c in chosen]
-            for t in chosen:
-                self._restore(t.wl)
+            found = self._pass(candidates, borrow)
+            if found is not None:
+                return [Target(c.wl, _REASON[c.variant]) for c in found]
         return []
+
+    def _pass(self, candidates: list[_Candidate], borrow: bool) -> list[_Candidate] | None:
+        """One greedy pass (with or without borrowing); the tree is left as it was found."""
+        chosen: list[_Candidate] = []
+        need_avail, need_own = self._shortfall(borrow)
+        result = None
+        for c in candidates:
+            if not self._valid(c, borrow):
+                continue
+            self._defer(c.wl, -1)
+            chosen.append(c)
+            # Removing X of usage raises availability by at most X, and only the preemptor's own CQ's
+            # removals lower its usage: skip the exact check until both shortfalls are covered.
+            own = c.wl.cluster_queue == self.cq.name
+            for fr, v in c.wl.usage.items():
+                if fr in need_avail:
+                    need_avail[fr] -= v
+                    if own:
+                        need_own[fr] -= v
+            if any(v > 0 for v in need_avail.values()) or any(v > 0 for v in need_own.values()):
+                continue
+            self._flush()
+            if self._fits(borrow):
+                result = chosen = self._fill_back(chosen, borrow)
+                break
+        for t in chosen:
+            self._defer(t.wl, +1)
+        self._flush()
+        return result
 
     def _could_fit(self, candidates: list[_Candidate]) -> bool:
         """Necessary condition, cheap: would the preemptor fit if every candidate were gone?
 
         Availability only grows when usage is removed, so if even this fails the greedy passes cannot
-        succeed. Usage is removed per ClusterQueue in one step instead of per workload."""
-        per_cq: dict[str, dict[FR, int]] = {}
+        succeed."""
         for c in candidates:
-            acc = per_cq.setdefault(c.wl.cluster_queue, {})
-            for fr, v in c.wl.usage.items():
-                acc[fr] = acc.get(fr, 0) + v
-        for cq, usage in per_cq.items():
-            self.state.tree.cqs[cq].remove_usages(usage)
+            self._defer(c.wl, -1)
+        self._flush()
         fits = self._fits(True)
-        for cq, usage in per_cq.items():
-            self.state.tree.cqs[cq].add_usages(usage)
+        for c in candidates:
+            self._defer(c.wl, +1)
+        self._flush()
         return fits
 
     def _fill_back(self, chosen: list[_Candidate], borrow: bool) -> list[_Candidate]:
+        """fillBackWorkloads. Putting back X of another ClusterQueue's usage lowers availability by at most X
+        and leaves the preemptor's own usage alone: within the known slack it surely still fits."""
+        slack = {fr: self.node.cq_available(fr) - v for fr, v in self.usage.items()}
         for i in range(len(chosen) - 2, -1, -1):
-            self._restore(chosen[i].wl)
+            wl = chosen[i].wl
+            if wl.cluster_queue != self.cq.name and all(wl.usage.get(fr, 0) <= sl for fr, sl in slack.items()):
+                self._defer(wl, +1)
+                for fr in slack:
+                    slack[fr] -= wl.usage.get(fr, 0)
+                chosen[i] = chosen[-1]
+                chosen.pop()
+                continue
+            self._flush()
+            self._restore(wl)
             if self._fits(borrow):
+                slack = {fr: self.node.cq_available(fr) - v for fr, v in self.usage.items()}
                 chosen[i] = chosen[-1]
                 chosen.pop()
             else:
-                self._remove(chosen[i].wl)
+                self._remove(wl)
+        self._flush()
         return chosen
 
 

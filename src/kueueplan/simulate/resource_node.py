@@ -36,6 +36,13 @@ class Node:
     child_cqs: list["Node"] = field(default_factory=list)
     child_cohorts: list["Node"] = field(default_factory=list)
     height: int = 0
+    lending: dict[FR, int] = field(default_factory=dict)  # lending limits, only where set
+    borrowing: dict[FR, int] = field(default_factory=dict)  # borrowing limits, only where set
+
+    def set_quotas(self, quotas: dict[FR, Quota]) -> None:
+        self.quotas = quotas
+        self.lending = {fr: q.lending_limit for fr, q in quotas.items() if q.lending_limit is not None}
+        self.borrowing = {fr: q.borrowing_limit for fr, q in quotas.items() if q.borrowing_limit is not None}
 
     def __repr__(self) -> str:
         return f"{'CQ' if self.is_cq else 'Cohort'}({self.name})"
@@ -43,25 +50,35 @@ class Node:
     # -- quota arithmetic (resource_node.go) ---------------------------------
 
     def local_quota(self, fr: FR) -> int:
-        q = self.quotas.get(fr)
-        if q is not None and q.lending_limit is not None:
-            return max(0, self.subtree.get(fr, 0) - q.lending_limit)
-        return 0
+        ll = self.lending.get(fr)
+        if ll is None:
+            return 0
+        return max(0, self.subtree.get(fr, 0) - ll)
 
     def local_available(self, fr: FR) -> int:
-        return max(0, self.local_quota(fr) - self.usage.get(fr, 0))
+        ll = self.lending.get(fr)
+        if ll is None:
+            return 0
+        return max(0, max(0, self.subtree.get(fr, 0) - ll) - self.usage.get(fr, 0))
 
     def available(self, fr: FR) -> int:
-        if self.parent is None:
-            return self.subtree.get(fr, 0) - self.usage.get(fr, 0)
-        parent_available = self.parent.available(fr)
-        q = self.quotas.get(fr)
-        if q is not None and q.borrowing_limit is not None:
-            lq = self.local_quota(fr)
-            stored_in_parent = self.subtree.get(fr, 0) - lq
-            used_in_parent = max(0, self.usage.get(fr, 0) - lq)
-            parent_available = min(stored_in_parent - used_in_parent + q.borrowing_limit, parent_available)
-        return self.local_available(fr) + parent_available
+        # Iterative form of resource_node.go `available`: walk to the root, then fold back down.
+        path = []
+        node: Node | None = self
+        while node is not None:
+            path.append(node)
+            node = node.parent
+        root = path[-1]
+        avail = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+        for n in reversed(path[:-1]):
+            bl = n.borrowing.get(fr)
+            if bl is not None:
+                lq = n.local_quota(fr)
+                stored = n.subtree.get(fr, 0) - lq
+                used = max(0, n.usage.get(fr, 0) - lq)
+                avail = min(stored - used + bl, avail)
+            avail = n.local_available(fr) + avail
+        return avail
 
     def cq_available(self, fr: FR) -> int:
         """ClusterQueueSnapshot.Available: clamped at zero."""
@@ -71,23 +88,30 @@ class Node:
         if self.parent is None:
             return self.subtree.get(fr, 0)
         avail = self.local_quota(fr) + self.parent.potential_available(fr)
-        q = self.quotas.get(fr)
-        if q is not None and q.borrowing_limit is not None:
-            avail = min(self.subtree.get(fr, 0) + q.borrowing_limit, avail)
+        bl = self.borrowing.get(fr)
+        if bl is not None:
+            avail = min(self.subtree.get(fr, 0) + bl, avail)
         return avail
 
     def add_usage(self, fr: FR, val: int) -> None:
-        local_available = self.local_available(fr)
-        self.usage[fr] = self.usage.get(fr, 0) + val
-        if self.parent is not None and val > local_available:
-            self.parent.add_usage(fr, val - local_available)
+        node: Node | None = self
+        while node is not None:
+            local_available = node.local_available(fr)
+            node.usage[fr] = node.usage.get(fr, 0) + val
+            if val <= local_available:
+                return
+            val -= local_available
+            node = node.parent
 
     def remove_usage(self, fr: FR, val: int) -> None:
-        stored_in_parent = self.usage.get(fr, 0) - self.local_quota(fr)
-        self.usage[fr] = self.usage.get(fr, 0) - val
-        if stored_in_parent <= 0 or self.parent is None:
-            return
-        self.parent.remove_usage(fr, min(val, stored_in_parent))
+        node: Node | None = self
+        while node is not None:
+            stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
+            node.usage[fr] = node.usage.get(fr, 0) - val
+            if stored_in_parent <= 0:
+                return
+            val = min(val, stored_in_parent)
+            node = node.parent
 
     def add_usages(self, usage: dict[FR, int]) -> None:
         for fr, v in usage.items():
@@ -100,7 +124,7 @@ class Node:
     def borrowing_with(self, fr: FR, val: int) -> bool:
         return self.usage.get(fr, 0) + val > self.subtree.get(fr, 0)
 
-    def borrowing(self, fr: FR) -> bool:
+    def is_borrowing(self, fr: FR) -> bool:
         return self.borrowing_with(fr, 0)
 
     def within_nominal_in(self, frs: Iterable[FR]) -> bool:
@@ -185,7 +209,7 @@ def build_tree(cluster: Cluster) -> QuotaTree:
             node = cohorts[name] = Node(name, False)
             obj = cluster.cohorts.get(name)
             if obj is not None:
-                node.quotas = _quotas(obj.resource_groups)
+                node.set_quotas(_quotas(obj.resource_groups))
         return node
 
     for name in sorted(cluster.cohorts):
@@ -202,7 +226,8 @@ def build_tree(cluster: Cluster) -> QuotaTree:
     cyclic_cqs: set[str] = set()
     for name in sorted(cluster.cluster_queues):
         obj: ClusterQueue = cluster.cluster_queues[name]
-        node = Node(name, True, quotas=_quotas(obj.resource_groups))
+        node = Node(name, True)
+        node.set_quotas(_quotas(obj.resource_groups))
         cqs[name] = node
         if obj.cohort_name:
             if obj.cohort_name in cyclic_cohorts:

@@ -16,6 +16,18 @@ from kueueplan.validate.model import Context
 __all__ = ["Finding", "Result", "validate"]
 
 
+def _inherit_kueue_versions(objects: list) -> None:
+    """gen/<env>/ manifests target the Kueue release of the spec environment they were built from."""
+    versions: dict[str, set[str]] = {}
+    for obj in objects:
+        if obj.env_in_ref and obj.env and obj.kueue_version:
+            versions.setdefault(obj.env, set()).add(obj.kueue_version)
+    for obj in objects:
+        known = versions.get(obj.env or "")
+        if not obj.env_in_ref and obj.kueue_version is None and known and len(known) == 1:
+            obj.kueue_version = next(iter(known))
+
+
 def _apply_switches(findings: list[Finding], policy: object) -> list[Finding]:
     """The policy's `rules:` section: drop disabled rules, override severities."""
     switches = getattr(getattr(policy, "spec", None), "rules", None) or {}
@@ -48,6 +60,7 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
         from kueueplan.validate.policy import load_policies
 
         policy = load_policies(list(policies or []), inputs.policies)
+    _inherit_kueue_versions(inputs.objects)
     findings = list(inputs.findings)
     for universe in sorted({o.universe for o in inputs.objects}):
         # Cross-object rules look only within one apply unit (an environment), never across them.
@@ -55,7 +68,11 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
         ctx = Context(objects=objects, crds=crd_set, policy=policy, kueue_version=kueue_version)
         findings += run_rules(ctx, [], select)
     findings = sorted(set(_apply_switches(findings, policy)), key=Finding.sort_key)
-    return Result(findings=findings, objects=len(inputs.objects), files=inputs.files,
+    without = sorted({f"{o.kind}.{o.group}" for o in inputs.objects
+                      if not coreschema.is_builtin_group(o.group) and not coreschema.is_config_group(o.group)
+                      and o.kind
+                      and (crd_set is None or crd_set.lookup(o.group, o.kind) is None)})
+    return Result(findings=findings, objects=len(inputs.objects), files=inputs.files, without_crd=without,
                   crds=crd_set.describe() if crd_set else [], crd_sources=crd_set.sources if crd_set else [],
                   k8s_schema_version=coreschema.k8s_version(),
                   policy_files=policy.files if policy else [])

@@ -62,6 +62,15 @@ _BUILTIN_K8S_IO = {
 }
 
 
+# Groups of configuration files that are never sent to an API server (no CRD to look for).
+CONFIG_GROUPS = {"config.kueue.x-k8s.io", "kind.x-k8s.io", "kubeadm.k8s.io", "kubelet.config.k8s.io",
+                 "kubescheduler.config.k8s.io", "kustomize.config.k8s.io", "apiserver.config.k8s.io"}
+
+
+def is_config_group(group: str) -> bool:
+    return group in CONFIG_GROUPS
+
+
 def is_builtin_group(group: str) -> bool:
     """Groups served by the API server itself (core, apps, batch, the k8s.io API groups), not by CRDs."""
     if group == "" or "." not in group:

@@ -16,9 +16,13 @@ from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.yamlio import Document, load_text
 from kueueplan.validate.finding import Finding
+from kueueplan.validate.lines import line_of
 from kueueplan.validate.model import Obj, make_obj
 
 SPEC_API = re.compile(r"^apiVersion:\s*['\"]?kueueplan\.io/", re.M)
+ENV_DOC = re.compile(r"^kind:\s*['\"]?Environment['\"]?\s*$", re.M)
+# kueueplan documents that are not part of a spec (simulate's input): skipped among manifests.
+NON_SPEC_KINDS = ("Scenario",)
 POLICY_GROUP = "policy.kueueplan.io"
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -59,25 +63,67 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 
 
 def _add_folder(inputs: Inputs, folder: Path) -> None:
+    """Spec folders inside `folder` go to the spec pipeline; every other YAML file is read as manifests."""
     files = yaml_files(folder)
-    if _is_spec_folder(files):
-        _add_spec(inputs, folder)
-        return
-    roots = sorted({f.parent for f in files if f.name in KUSTOMIZATION_FILES}, key=lambda p: -len(p.parts))
-    for f in files:
+    spec_files = {f for f in files if _is_spec_file(f)}
+    spec_roots = _spec_roots(folder, files, spec_files)
+    for root in spec_roots:
+        _add_spec(inputs, root)
+    rest = [f for f in files if not any(r == f.parent or r in f.parents for r in spec_roots)]
+    roots = sorted({f.parent for f in rest if f.name in KUSTOMIZATION_FILES}, key=lambda p: -len(p.parts))
+    for f in rest:
         root = next((r for r in roots if r == f.parent or r in f.parents), None)
         _add_file(inputs, f, universe=str(root) if root is not None else "", env=root.name if root else None)
 
 
-def _is_spec_folder(files: list[Path]) -> bool:
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(262144).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _is_spec_file(path: Path) -> bool:
+    return SPEC_API.search(_head(path)) is not None
+
+
+def _spec_roots(folder: Path, files: list[Path], spec_files: set[Path]) -> list[Path]:
+    """Each spec: the highest folder above an Environment document that holds spec files only.
+
+    So `examples/x/` with `environments/` (the spec) beside `gen/` (its build) yields `examples/x/environments`.
+    """
+    by_dir: dict[Path, list[Path]] = {}
     for f in files:
-        try:
-            head = f.read_text(encoding="utf-8", errors="replace")[:65536]
-        except OSError:
+        for parent in [f.parent, *f.parent.parents]:
+            by_dir.setdefault(parent, []).append(f)
+            if parent == folder:
+                break
+    roots: set[Path] = set()
+    for f in sorted(spec_files):
+        if not ENV_DOC.search(_head(f)):
             continue
-        if SPEC_API.search(head):
-            return True
-    return False
+        root = f.parent
+        for parent in f.parent.parents:
+            if folder != parent and folder not in parent.parents:
+                break
+            if not all(g in spec_files for g in by_dir.get(parent, [])):
+                break
+            root = parent
+        roots.add(root)
+    if spec_files and not roots:  # spec documents but no Environment: let the loader say what is missing
+        roots.add(_common_dir(spec_files) or folder)
+    return sorted(r for r in roots if not any(o != r and o in r.parents for o in roots))
+
+
+def _common_dir(files: set[Path]) -> Path | None:
+    parts = [f.parent.parts for f in files]
+    shared = []
+    for level in zip(*parts):
+        if len(set(level)) != 1:
+            break
+        shared.append(level[0])
+    return Path(*shared) if shared else None
 
 
 def _load(path: Path) -> list[Document]:
@@ -119,14 +165,16 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
         data = doc.data
         problem = _shape_problem(data)
         if problem:
-            inputs.findings.append(Finding("KP002", "error", file, doc.line, "", problem))
+            inputs.findings.append(Finding("KP002", "error", file, line_of(doc, ()), "", problem))
             continue
         if str(data["apiVersion"]).split("/")[0] == POLICY_GROUP:
             inputs.policies.append(doc)
             continue
         if str(data["apiVersion"]).startswith("kueueplan.io/"):
+            if data.get("kind") in NON_SPEC_KINDS:
+                continue  # e.g. a simulate scenario kept beside the manifests
             inputs.findings.append(Finding(
-                "KP002", "error", file, doc.line, f"{data.get('kind')}",
+                "KP002", "error", file, line_of(doc, ()), f"{data.get('kind')}",
                 "a kueueplan spec document among manifests; pass its whole spec folder instead"))
             continue
         if str(data["apiVersion"]).startswith("kustomize.config.k8s.io/"):

@@ -50,6 +50,11 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def as_list(value: Any) -> list[Any]:
+    """A list field as a list; anything else (a typo'd scalar, a mapping) as empty — the schema reports it."""
+    return value if isinstance(value, list) else []
+
+
 def resource_groups(obj: Obj) -> list[tuple[int, dict[str, Any]]]:
     return [(i, g) for i, g in enumerate(_list(obj.spec.get("resourceGroups"))) if isinstance(g, dict)]
 

@@ -42,11 +42,18 @@ class TeamPolicy(_Strict):
                                                     description="resource -> largest borrowingLimit allowed")
 
 
+class NodePool(_Strict):
+    nodes: int = Field(ge=0, description="how many nodes the flavor's pool has")
+    perNode: dict[str, str | int] = Field(description="allocatable resources of one node")
+
+
 class EnvironmentPolicy(_Strict):
     paths: list[str] = Field(default_factory=list, description="globs of input paths in this environment")
     priorities: list[str] | None = None
     capacity: dict[str, dict[str, str | int]] = Field(default_factory=dict,
                                                       description="flavor -> resource -> physical amount")
+    nodePools: dict[str, NodePool] = Field(default_factory=dict,
+                                           description="flavor -> nodes x per-node allocatable (adds to capacity)")
     overcommit: float = Field(default=1.0, gt=0)
 
 

@@ -12,6 +12,7 @@ strict field validation), and `x-kubernetes-validations` are handed to a CEL hoo
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -204,7 +205,7 @@ class SchemaCompiler:
                 elif extra is not None:
                     extra(item, p + (key,), o)
                 elif closed:
-                    o.append((p + (key,), "unknown-field", f'unknown field "{key}"'))
+                    o.append((p + (key,), "unknown-field", _unknown(key, props)))
             for key in required:
                 if v.get(key) is None and (key not in v or crd):
                     o.append((p + (key,), "schema", f'required field "{key}" is missing'))
@@ -269,6 +270,13 @@ def _sequence(checks: list[Check], allow_null: bool) -> Check:
         for c in checks:
             c(v, p, o)
     return run
+
+
+def _unknown(key: Any, props: dict[str, Check]) -> str:
+    """The API server's message, plus the closest known field (typos are the usual cause)."""
+    close = difflib.get_close_matches(str(key), list(props), n=1, cutoff=0.6)
+    hint = f'; did you mean "{close[0]}"?' if close else ""
+    return f'unknown field "{key}"{hint}'
 
 
 def _noop(v: Any, p: Path, o: list[Issue]) -> None:

@@ -230,6 +230,8 @@ def no_schema(obj: Obj, ctx: Context) -> Iterator[Hit]:
     data: {}
     ```
     """
+    if coreschema.is_config_group(obj.group):
+        return  # a configuration file (Kueue's Configuration, a kind cluster), not an API object
     if coreschema.is_builtin_group(obj.group):
         if coreschema.check_for(obj.group, obj.version, obj.kind) is None and coreschema.schema_dir():
             yield Hit(obj, ("kind",), f"no built-in schema for {obj.api_version} {obj.kind}; is the apiVersion "

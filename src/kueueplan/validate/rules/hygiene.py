@@ -95,7 +95,7 @@ def _quantity_paths(obj: Obj) -> Iterator[tuple[tuple[Any, ...], str, Any]]:
     if obj.group in ("", "batch"):
         for path, spec in pod_templates(obj):
             for field_name in ("containers", "initContainers"):
-                for ci, c in enumerate(spec.get(field_name) or []):
+                for ci, c in enumerate(kueue.as_list(spec.get(field_name))):
                     res = c.get("resources") if isinstance(c, dict) else None
                     for part in ("requests", "limits"):
                         values = res.get(part) if isinstance(res, dict) else None

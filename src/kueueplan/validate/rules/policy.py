@@ -28,10 +28,11 @@ def _selected_namespaces(ctx: Context, selector: Any) -> list[str]:
     """Namespaces a selector picks among those the inputs declare or the selector names explicitly."""
     names = {o.name for o in ctx.by_kind.get("Namespace", [])}
     if isinstance(selector, dict):
-        names |= {str(v) for v in (selector.get("matchLabels") or {}).values()}
-        for expr in selector.get("matchExpressions") or []:
+        labels = selector.get("matchLabels")
+        names |= {str(v) for v in (labels.values() if isinstance(labels, dict) else ())}
+        for expr in kueue.as_list(selector.get("matchExpressions")):
             if isinstance(expr, dict) and expr.get("key") == "kubernetes.io/metadata.name":
-                names |= {str(v) for v in expr.get("values") or []}
+                names |= {str(v) for v in kueue.as_list(expr.get("values"))}
     out = []
     for name in sorted(names):
         labels = namespace_labels(ctx, name) or {"kubernetes.io/metadata.name": name}
@@ -367,10 +368,7 @@ def physical_capacity(ctx: Context) -> Iterator[Hit]:
     for key in sorted(totals):
         env, flavor, resource = key
         ep = policy.spec.environments[env]
-        declared = (ep.capacity.get(flavor) or {}).get(resource)
-        if declared is None:
-            continue
-        physical = _amount(resource, declared)
+        physical, declared = _capacity(ep, flavor, resource)
         if physical is None:
             continue
         allowed = Fraction(physical) * Fraction(str(ep.overcommit))
@@ -380,6 +378,22 @@ def physical_capacity(ctx: Context) -> Iterator[Hit]:
             yield Hit(obj, path, f"environment {env}: nominal {resource} quotas of flavor {flavor} add up to "
                                  f"{_show(resource, totals[key])} ({shown}); the flavor has {declared} "
                                  f"× overcommit {ep.overcommit} = {_show(resource, int(allowed))}")
+
+
+def _capacity(ep: Any, flavor: str, resource: str) -> tuple[int | None, str]:
+    """The physical amount of a flavor's resource: declared capacity plus node pools (Kueue units), and how."""
+    total, parts = 0, []
+    declared = (ep.capacity.get(flavor) or {}).get(resource)
+    if declared is not None and _amount(resource, declared) is not None:
+        total += _amount(resource, declared)
+        parts.append(str(declared))
+    pool = ep.nodePools.get(flavor)
+    if pool is not None and pool.perNode.get(resource) is not None:
+        per = _amount(resource, pool.perNode[resource])
+        if per is not None:
+            total += pool.nodes * per
+            parts.append(f"{pool.nodes} nodes x {pool.perNode[resource]}")
+    return (total if parts else None), " + ".join(parts)
 
 
 def _show(resource: str, amount: int) -> str:

@@ -261,8 +261,7 @@ def cq_totals(obj: Obj, ctx: Context) -> Iterator[Hit]:
         yield Hit(obj, ("spec", "resourceGroups"), f"{total_covered} covered resources in total; at most 256 "
                                                    "are allowed")
     for gi, group in groups:
-        combos = sum(len(f.get("resources") or []) for _, f in kueue.flavors(group)
-                     if isinstance(f.get("resources"), list))
+        combos = sum(len(kueue.as_list(f.get("resources"))) for _, f in kueue.flavors(group))
         if combos > 512:
             yield Hit(obj, ("spec", "resourceGroups", gi), f"{combos} flavor×resource quotas in one group; at "
                                                            "most 512 are allowed")
@@ -552,7 +551,7 @@ def check_on_unknown_flavor(obj: Obj, ctx: Context) -> Iterator[Hit]:
         if not isinstance(check, dict) or not isinstance(check.get("onFlavors"), list):
             continue
         for fi, flavor in enumerate(check["onFlavors"]):
-            if flavor not in known:
+            if not isinstance(flavor, str) or flavor not in known:
                 yield Hit(obj, ("spec", "admissionChecksStrategy", "admissionChecks", ci, "onFlavors", fi),
                           f"admission check {check.get('name')!r} applies onFlavors {flavor!r}, which is not a "
                           f"flavor of this ClusterQueue (flavors: {', '.join(sorted(known)) or 'none'})")
@@ -754,6 +753,8 @@ def flavor_labels_taints(obj: Obj, ctx: Context) -> Iterator[Hit]:
 def workload_webhook(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A Workload breaks Kueue's webhook: several pod sets with minCount, `pods` in resources, negative requests.
 
+    Also: pod-set template labels and annotations must be valid (WorkloadValidationForPodSetMetadata).
+
     Fails:
 
     ```yaml
@@ -810,14 +811,29 @@ def workload_webhook(obj: Obj, ctx: Context) -> Iterator[Hit]:
         spec = dig(ps, "template", "spec")
         if not isinstance(spec, dict):
             continue
+        meta = dig(ps, "template", "metadata")
+        if isinstance(meta, dict):
+            yield from _template_metadata_hits(obj, ("spec", "podSets", i, "template", "metadata"), meta)
         base = ("spec", "podSets", i, "template", "spec")
         for field_name in ("containers", "initContainers"):
-            for ci, container in enumerate(spec.get(field_name) or []):
+            for ci, container in enumerate(kueue.as_list(spec.get(field_name))):
                 resources = container.get("resources") if isinstance(container, dict) else None
                 if isinstance(resources, dict):
                     yield from _resource_list_hits(obj, base + (field_name, ci, "resources"), resources)
         if isinstance(spec.get("resources"), dict):
             yield from _resource_list_hits(obj, base + ("resources",), spec["resources"])
+
+
+def _template_metadata_hits(obj: Obj, path: tuple[Any, ...], meta: dict[str, Any]) -> Iterator[Hit]:
+    """Pod-set template labels and annotations must be valid (gate WorkloadValidationForPodSetMetadata, on)."""
+    labels = meta.get("labels")
+    for key, value in (labels.items() if isinstance(labels, dict) else ()):
+        for err in qualified_name_errors(str(key)) + label_value_errors(str(value)):
+            yield Hit(obj, path + ("labels", key), f"pod set template label {key}={value!r}: {err}")
+    annotations = meta.get("annotations")
+    for key in (annotations if isinstance(annotations, dict) else ()):
+        for err in qualified_name_errors(str(key)):
+            yield Hit(obj, path + ("annotations", key), f"pod set template annotation {key!r}: {err}")
 
 
 def _resource_list_hits(obj: Obj, path: tuple[Any, ...], resources: dict[str, Any]) -> Iterator[Hit]:
@@ -913,7 +929,7 @@ def kueue_configuration(obj: Obj, ctx: Context) -> Iterator[Hit]:
             yield Hit(obj, ("resources", "excludeResourcePrefixes"),
                       "excludeResourcePrefixes cannot be combined with quotaCheckStrategy IgnoreUndeclared")
         seen: set[Any] = set()
-        for i, t in enumerate(resources.get("transformations") or []):
+        for i, t in enumerate(kueue.as_list(resources.get("transformations"))):
             if not isinstance(t, dict):
                 continue
             if t.get("strategy") not in (None, "Retain", "Replace"):

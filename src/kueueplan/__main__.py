@@ -1,0 +1,3 @@
+from kueueplan.cli import main
+
+main()
