@@ -6,10 +6,22 @@ from pathlib import Path
 
 import pytest
 
+from kueueplan.validate import Result, validate
 from kueueplan.validate.registry import all_rules
-from tests.validate.helpers import rules_of, run_text
 
 RULES = all_rules()
+
+
+def run_text(tmp: Path, text: str, crds: list[str] | None, name: str = "example.yaml") -> Result:
+    """Validate YAML text the way the CLI validates a folder holding it."""
+    folder = tmp / "in"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(text)
+    return validate([str(folder)], crds=crds, policies=[])
+
+
+def rules_of(result: Result) -> set[str]:
+    return {f.rule for f in result.findings}
 
 
 def test_every_rule_has_both_examples() -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kueueplan.workflow.argocd import argocd_cm, health_checks, health_lua, ignore_differences, with_argocd_fields
+from kueueplan.compile.argocd import argocd_cm, health_checks, health_lua, ignore_differences, with_argocd_fields
 
 
 def _run(kind: str, obj: dict[str, Any]) -> dict[str, str]:

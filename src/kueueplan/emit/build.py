@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kueueplan.compile.argocd import argocd_cm, with_argocd_fields
 from kueueplan.compile import EnvContext, argocd_application, compile_context, environment_names, flux_kustomization
 from kueueplan.emit import render_environment
 from kueueplan.emit.writer import write_tree
@@ -34,7 +35,10 @@ def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | 
         extras = {}
         app = argocd_application(ctx, repo_path, requested=argocd)
         if app is not None:
-            extras["argocd-application.yaml"] = app
+            # Health checks and ignoreDifferences ride along, so Suspended jobs and autoscaled replicas don't
+            # show as broken or drifted apps.
+            extras["argocd-application.yaml"] = with_argocd_fields(app)
+            extras["argocd-cm-health.yaml"] = argocd_cm(app["metadata"]["namespace"])
         kustomization = flux_kustomization(ctx, repo_path, requested=flux)
         if kustomization is not None:
             extras["flux-kustomization.yaml"] = kustomization
