@@ -112,8 +112,8 @@ def test_sync_waves_follow_the_apply_order() -> None:
 
 def test_api_versions_per_environment() -> None:
     built = compile_platform(DEMO)
-    prod_cq = next(m for m in built["prod"] if m["kind"] == "ClusterQueue")
-    dev_cq = next(m for m in built["dev"] if m["kind"] == "ClusterQueue")
+    prod_cq = next(m for m in built["prod"] if m["kind"] == "ClusterQueue" and m["metadata"]["name"] == "team-a")
+    dev_cq = next(m for m in built["dev"] if m["kind"] == "ClusterQueue" and m["metadata"]["name"] == "team-a")
     assert prod_cq["apiVersion"] == "kueue.x-k8s.io/v1beta2" and prod_cq["spec"]["cohortName"] == "ml-platform"
     assert dev_cq["apiVersion"] == "kueue.x-k8s.io/v1beta1" and dev_cq["spec"]["cohort"] == "ml-platform"
     # v1beta1 writes the fungibility values old Kueue releases know.
@@ -129,7 +129,8 @@ def test_api_versions_per_environment() -> None:
 
 
 def test_flavor_order_is_kept() -> None:
-    prod_cq = next(m for m in compile_platform(DEMO, ["prod"])["prod"] if m["kind"] == "ClusterQueue")
+    prod_cq = next(m for m in compile_platform(DEMO, ["prod"])["prod"] if m["kind"] == "ClusterQueue"
+               and m["metadata"]["name"] == "team-a")
     assert [f["name"] for f in prod_cq["spec"]["resourceGroups"][0]["flavors"]] == ["gpu-a100", "gpu-h100",
                                                                                     "cpu-standard"]
 

@@ -135,9 +135,7 @@ def to_sarif(result: Result, rules: Iterable[Any] = ()) -> str:
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": "kueueplan", "version": __version__,
-                                      "informationUri": "https://github.com/kueueplan/kueueplan",
-                                      "rules": sarif_rules}},
+        "runs": [{"tool": {"driver": {"name": "kueueplan", "version": __version__, "rules": sarif_rules}},
                   "results": results}],
     }
     return json.dumps(doc, indent=2) + "\n"

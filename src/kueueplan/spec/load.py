@@ -122,6 +122,10 @@ def load_spec(path: str | Path) -> Platform:
                                f"{entry.kind} {entry.name!r} is defined twice (first at {first.file}:{first.line})")
             seen[key] = entry
             platform.entries[entry.kind].append(entry)
+    # A spec is a set of named documents: which file holds a document, and the order of the files, must not
+    # change the output (issue 7, determinism). Order only matters inside a document (e.g. a team's flavors).
+    for entries in platform.entries.values():
+        entries.sort(key=lambda e: e.name)
     if not platform.environments():
         raise KueueplanError(f"no Environment document in {root}",
                              hint="add e.g. `kind: Environment` with `metadata: {name: prod}`")
