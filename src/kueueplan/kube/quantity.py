@@ -90,11 +90,12 @@ def canonical(value: str | int | float | Fraction) -> str:
     """The string the API server stores for this quantity (apimachinery Quantity.String)."""
     exact = parse_quantity(value)
     fmt = _format_of(value) if isinstance(value, str) else "decimal"
-    # Quantities keep at most nanosecond precision; the server rounds up to it.
-    nanos = _ceil(exact * 10**9)
+    # Quantities keep at most nano precision; the server rounds up to it (away from zero, inf.RoundUp).
+    nanos = _round_up(exact * 10**9)
     if nanos == 0:
         return "0"
-    if fmt == "binary" and nanos % 10**9 == 0 and exact >= 1024:
+    # apimachinery CanonicalizeBytes: BinarySI strictly between -1024 and 1024 prints as DecimalSI.
+    if fmt == "binary" and nanos % 10**9 == 0 and abs(exact) >= 1024:
         return _format_binary(nanos // 10**9)
     if fmt == "binary" and nanos % 10**9 == 0:
         # Binary quantities below 1Ki are printed as decimal (apimachinery falls back to decimalSI).
@@ -132,8 +133,10 @@ def is_canonical(value: str | int | float) -> bool:
         return False
 
 
-def _ceil(value: Fraction) -> int:
-    return -((-value.numerator) // value.denominator)
+def _round_up(value: Fraction) -> int:
+    """Round away from zero, as apimachinery does (inf.RoundUp on parse; Value/MilliValue)."""
+    magnitude = -((-abs(value).numerator) // abs(value).denominator)
+    return magnitude if value >= 0 else -magnitude
 
 
 def is_cpu(resource_name: str) -> bool:
@@ -143,7 +146,7 @@ def is_cpu(resource_name: str) -> bool:
 def resource_value(resource_name: str, value: str | int | float | Fraction) -> int:
     """Kueue's integer for a quantity: millicores for cpu, base units otherwise, rounded up."""
     exact = parse_quantity(value)
-    return _ceil(exact * 1000) if is_cpu(resource_name) else _ceil(exact)
+    return _round_up(exact * 1000) if is_cpu(resource_name) else _round_up(exact)
 
 
 def format_resource_value(resource_name: str, amount: int) -> str:

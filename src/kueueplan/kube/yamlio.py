@@ -89,7 +89,7 @@ class Document:
 
     def _position(self, path: Path_) -> tuple[int, int] | None:
         if self._lines is None:
-            self._lines = _line_map(self._text, self.file, self.index) if self._text is not None else {}
+            self._lines = _positions(self._text, self.index) if self._text is not None else {}
         for cut in range(len(path), -1, -1):
             hit = self._lines.get(tuple(path[:cut]))
             if hit:
@@ -129,8 +129,8 @@ def load_text(text: str, file: str = "<stdin>") -> list[Document]:
         if "&" not in text:
             # No anchors, so no aliases to expand: one C pass straight to Python data.
             datas = list(yaml.load_all(text, Loader=_Loader))
-            lines = _document_lines(text)
-            return [Document(data=data, file=file, index=i, line=lines[i] if i < len(lines) else 1, _text=text)
+            spans = _spans(text)
+            return [Document(data=data, file=file, index=i, line=_first_line(text, spans, i), _text=text)
                     for i, data in enumerate(datas) if data is not None]
         return _load_composed(text, file)
     except YamlError as err:
@@ -160,19 +160,44 @@ def _load_composed(text: str, file: str) -> list[Document]:
     return documents
 
 
-_SEPARATOR = re.compile(r"^---", re.M)
+_SEPARATOR = re.compile(r"^(---|\.\.\.)(\s|$)", re.M)
 
 
-def _document_lines(text: str) -> list[int]:
-    """First line of each document, counting an explicit `---` as the document's start."""
-    starts = [m.start() for m in _SEPARATOR.finditer(text)]
-    lines = [] if starts and not text[: starts[0]].strip() else [1]
-    line, last = 1, 0
-    for pos in starts:
-        line += text.count("\n", last, pos)
-        last = pos
-        lines.append(line + 1)
-    return lines
+@lru_cache(maxsize=16)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    """(start, end) offsets of every document, counted as YAML counts them (and so as Document.index is).
+
+    After an explicit `---` there is always a document (perhaps empty); before the first `---` or after a
+    `...`, only if there is content besides comments, blank lines and directives.
+    """
+    out: list[tuple[int, int]] = []
+    pos, explicit = 0, False
+    for mark in [*_SEPARATOR.finditer(text), None]:
+        end = mark.start() if mark is not None else len(text)
+        if explicit or _has_content(text[pos:end]):
+            out.append((pos, end))
+        if mark is None:
+            break
+        explicit = mark.group(1) == "---"
+        newline = text.find("\n", mark.start())
+        pos = len(text) if newline < 0 else newline + 1
+    return tuple(out)
+
+
+def _has_content(chunk: str) -> bool:
+    return any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in chunk.splitlines())
+
+
+def _first_line(text: str, spans: tuple[tuple[int, int], ...], index: int) -> int:
+    """1-based line of a document's first content line (what an error about the whole object points at)."""
+    if index >= len(spans):
+        return 1
+    start, end = spans[index]
+    line = text.count("\n", 0, start) + 1
+    for offset, chunk_line in enumerate(text[start:end].splitlines()):
+        if chunk_line.strip() and not chunk_line.lstrip().startswith("#"):
+            return line + offset
+    return line
 
 
 _FLOW_BRACKETS = re.compile(r"[^\[\]{}]+")
@@ -267,37 +292,48 @@ def _marked_error(err: yaml.MarkedYAMLError, file: str) -> YamlError:
                      column=mark.column + 1 if mark else None, hint=hint)
 
 
-@lru_cache(maxsize=64)
-def _all_line_maps(text: str) -> tuple[dict[Path_, tuple[int, int]], ...]:
-    """Line and column of every key path, per document, from ruamel's composed nodes (positions only)."""
+def _positions(text: str, index: int) -> dict[Path_, tuple[int, int]]:
+    """Line and column of every key path in document `index`, from ruamel's C composer.
+
+    Only that document's text is composed (about a quarter of a millisecond), so a finding in a
+    3,000-object file costs no more than one in a small file. Positions are a courtesy: on any trouble the
+    answer falls back to the document's first line.
+    """
+    spans = _spans(text)
+    if index >= len(spans):
+        return {}
+    start, end = spans[index]
+    try:
+        node = _ruamel_safe().compose(text[start:end])
+    except Exception:  # noqa: BLE001 - PyYAML already accepted the text; lines are best effort
+        return {}
+    return _node_positions(node, text.count("\n", 0, start)) if node is not None else {}
+
+
+@lru_cache(maxsize=1)
+def _ruamel_safe() -> Any:
     from ruamel.yaml import YAML
+
+    return YAML(typ="safe")  # the C extension when installed (ruamel.yaml.clib), pure Python otherwise
+
+
+def _node_positions(root: Any, line_offset: int) -> dict[Path_, tuple[int, int]]:
     from ruamel.yaml.nodes import MappingNode, SequenceNode
 
-    maps: list[dict[Path_, tuple[int, int]]] = []
-    for node in YAML(typ="safe", pure=True).compose_all(text):
-        positions: dict[Path_, tuple[int, int]] = {}
-        stack: list[tuple[Any, Path_]] = [(node, ())]
-        while stack:
-            current, path = stack.pop()
-            if len(path) > MAX_DEPTH:
-                continue
-            if isinstance(current, MappingNode):
-                for key_node, value_node in current.value:
-                    child = path + (key_node.value,)
-                    positions.setdefault(child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1))
-                    stack.append((value_node, child))
-            elif isinstance(current, SequenceNode):
-                for i, item in enumerate(current.value):
-                    child = path + (i,)
-                    positions.setdefault(child, (item.start_mark.line + 1, item.start_mark.column + 1))
-                    stack.append((item, child))
-        maps.append(positions)
-    return tuple(maps)
-
-
-def _line_map(text: str, file: str, index: int) -> dict[Path_, tuple[int, int]]:
-    try:
-        maps = _all_line_maps(text)
-    except Exception:  # noqa: BLE001 - positions are a courtesy; PyYAML already accepted the text
-        return {}
-    return maps[index] if index < len(maps) else {}
+    positions: dict[Path_, tuple[int, int]] = {(): (line_offset + root.start_mark.line + 1, 1)}
+    stack: list[tuple[Any, Path_]] = [(root, ())]
+    while stack:
+        current, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            continue
+        if isinstance(current, MappingNode):
+            children = [((key.value,), key, value) for key, value in current.value]
+        elif isinstance(current, SequenceNode):
+            children = [((i,), item, item) for i, item in enumerate(current.value)]
+        else:
+            continue
+        for step, mark_node, child in children:
+            mark = mark_node.start_mark
+            positions.setdefault(path + step, (line_offset + mark.line + 1, mark.column + 1))
+            stack.append((child, path + step))
+    return positions

@@ -16,7 +16,6 @@ from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.yamlio import Document, load_text
 from kueueplan.validate.finding import Finding
-from kueueplan.validate.lines import line_of
 from kueueplan.validate.model import Obj, make_obj
 
 SPEC_API = re.compile(r"^apiVersion:\s*['\"]?kueueplan\.io/", re.M)
@@ -165,7 +164,7 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
         data = doc.data
         problem = _shape_problem(data)
         if problem:
-            inputs.findings.append(Finding("KP002", "error", file, line_of(doc, ()), "", problem))
+            inputs.findings.append(Finding("KP002", "error", file, doc.line, "", problem))
             continue
         if str(data["apiVersion"]).split("/")[0] == POLICY_GROUP:
             inputs.policies.append(doc)
@@ -174,7 +173,7 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
             if data.get("kind") in NON_SPEC_KINDS:
                 continue  # e.g. a simulate scenario kept beside the manifests
             inputs.findings.append(Finding(
-                "KP002", "error", file, line_of(doc, ()), f"{data.get('kind')}",
+                "KP002", "error", file, doc.line, f"{data.get('kind')}",
                 "a kueueplan spec document among manifests; pass its whole spec folder instead"))
             continue
         if str(data["apiVersion"]).startswith("kustomize.config.k8s.io/"):

@@ -80,9 +80,7 @@ class Obj:
     def line_of(self, path: tuple[str | int, ...]) -> int | None:
         if self.doc is None:
             return self.origin_line
-        from kueueplan.validate.lines import line_of
-
-        return line_of(self.doc, self.path_prefix + tuple(path))
+        return self.doc.line_of(self.path_prefix + tuple(path))
 
 
 def make_obj(data: dict[str, Any], doc: Document | None, file: str) -> Obj:
