@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -11,8 +12,22 @@ from kueueplan import __version__
 from kueueplan.errors import KueueplanError
 
 
+# command name -> module under kueueplan.cli; imported only when that command runs, so `validate` does not
+# pay for the simulator's or the diff renderer's imports on every CI invocation.
+COMMAND_MODULES = {"build": "build", "validate": "validate", "simulate": "simulate", "check": "check",
+                   "diff": "diff", "graph": "graph", "import": "importer", "schemas": "schemas"}
+
+
 class _Group(click.Group):
-    """Turns every KueueplanError into a clean message and exit 2, never a traceback."""
+    """Loads commands lazily and turns every KueueplanError into a clean message and exit 2, never a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMAND_MODULES) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(f"kueueplan.cli.{COMMAND_MODULES[cmd_name]}")
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -30,10 +45,3 @@ class _Group(click.Group):
 def main() -> None:
     """Plan, validate and simulate Kueue and KubeRay batch queueing as code."""
 
-
-def _register() -> None:
-    # Imported here so each command module can import from the package without cycles.
-    from kueueplan.cli import commands  # noqa: F401
-
-
-_register()
