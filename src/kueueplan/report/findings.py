@@ -5,6 +5,8 @@ Every format is deterministic: findings arrive sorted by file, line, rule, objec
 
 from __future__ import annotations
 
+from collections import Counter
+
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -55,9 +57,11 @@ def to_json(result: Result, fail_on: str = "error") -> str:
 
 
 def to_text(result: Result, fail_on: str = "error") -> str:
+    """Findings grouped by file. Info findings are listed only with --fail-on info; otherwise counted by rule."""
     lines: list[str] = []
     current: str | None = None
-    for f in result.findings:
+    shown = [f for f in result.findings if fail_on == "info" or f.severity != "info"]
+    for f in shown:
         file = f.file or "<input>"
         if file != current:
             if current is not None:
@@ -70,6 +74,11 @@ def to_text(result: Result, fail_on: str = "error") -> str:
     if lines:
         lines.append("")
     lines.append(_summary_line(result, fail_on))
+    hidden = Counter(f.rule for f in result.findings if f not in shown)
+    if hidden:
+        by_rule = ", ".join(f"{rule} x{n}" for rule, n in sorted(hidden.items()))
+        lines.append(f"info: {sum(hidden.values())} finding(s) not listed ({by_rule}); "
+                     "use --fail-on info or -o json to see them")
     if not result.crds:
         lines.append("note: no CRDs given (--crds or `kueueplan schemas pull`): Kueue/KubeRay objects were checked "
                      "with kueueplan's own rules only, not against their OpenAPI schemas and CEL rules")
