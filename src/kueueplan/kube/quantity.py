@@ -81,7 +81,7 @@ def _format_of(text: str) -> str:
     suffix = (match.group("suffix") if match else "") or ""
     if suffix in _BINARY:
         return "binary"
-    if suffix and suffix[0] in "eE":
+    if suffix[:1] in ("e", "E") and suffix != "E":  # "E" alone is exa (decimalSI); "E3", "e3" are exponents
         return "exponent"
     return "decimal"
 

@@ -124,7 +124,10 @@ class Simulation:
             self._finish_or_delete(kind, payload)
 
     def _settle(self) -> None:
-        for _ in range(MAX_CYCLES_PER_INSTANT):
+        # Every productive cycle admits, preempts or parks something; far more cycles than workloads and
+        # queues at one instant means a flapping loop, reported instead of spinning forever.
+        limit = min(MAX_CYCLES_PER_INSTANT, 20 * (len(self.workloads) + len(self.queues)) + 1000)
+        for _ in range(limit):
             progress = scheduler.run_cycle(self)
             if self._timers and self._timers[0][0] == self.now:
                 return  # zero-time follow-ups (Ready checks, zero runFor) first; the loop comes back here
@@ -230,6 +233,8 @@ class Simulation:
         q = self.queues[cq]
         if reason == scheduler.PENDING_PREEMPTION and not q.strict_fifo:
             q.sticky = wl.key
+        elif q.sticky == wl.key:
+            q.sticky = None  # no longer waiting for its preemptions
         if reason == "Stopped":
             immediate = False
         elif q.strict_fifo:
@@ -251,6 +256,7 @@ class Simulation:
         wl.cluster_queue = cq_name
         wl.usage = dict(assignment.usage)
         wl.assignment = assignment.flavors_by_pod_set()
+        wl.counts = {ps.name: ps.count for ps in assignment.pod_sets}
         wl.reserved_at = self.now
         self._reserve_seq += 1
         wl.reserve_seq = self._reserve_seq
@@ -446,7 +452,9 @@ class Simulation:
             q.requeue_all()
         for wl in self.workloads:
             if wl.state == INADMISSIBLE and wl.key not in self.orphans and wl.cluster_queue in self.queues:
-                if never_admissible_reason(self.cluster, self.tree, wl.spec, wl.cluster_queue) is None:
+                problem = self.admissibility_problem(wl, wl.cluster_queue)
+                if (problem is None or problem[1] != scheduler.NAMESPACE_MISMATCH) and \
+                        never_admissible_reason(self.cluster, self.tree, wl.spec, wl.cluster_queue) is None:
                     wl.state = PENDING  # it may fit now; the next cycles decide
 
     def _enforce_stop_policies(self) -> None:

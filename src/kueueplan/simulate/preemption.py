@@ -215,7 +215,7 @@ class Preemptor:
         hier, prio = self._collect_hierarchical(skip_priority=borrow_only)
         key = lambda c: candidates_order_key(c.wl, self.cq.name)  # noqa: E731
         candidates = sorted(hier, key=key) + sorted(prio, key=key) + sorted(same, key=key)
-        if not candidates or not self._could_fit(candidates):
+        if not candidates:
             return []
         if not hier and not prio or borrow_only:
             attempts = [True]
@@ -257,20 +257,6 @@ class Preemptor:
             self._defer(t.wl, +1)
         self._flush()
         return result
-
-    def _could_fit(self, candidates: list[_Candidate]) -> bool:
-        """Necessary condition, cheap: would the preemptor fit if every candidate were gone?
-
-        Availability only grows when usage is removed, so if even this fails the greedy passes cannot
-        succeed."""
-        for c in candidates:
-            self._defer(c.wl, -1)
-        self._flush()
-        fits = self._fits(True)
-        for c in candidates:
-            self._defer(c.wl, +1)
-        self._flush()
-        return fits
 
     def _fill_back(self, chosen: list[_Candidate], borrow: bool) -> list[_Candidate]:
         """fillBackWorkloads. Putting back X of another ClusterQueue's usage lowers availability by at most X

@@ -77,7 +77,7 @@ class ClusterQueueQueue:
         """The next workload to try, without removing it."""
         if self.sticky is not None and self.sticky in self.members:
             h, token = self.members[self.sticky]
-            for entry in self.buckets[h].heap:
+            for entry in self.buckets[h].heap if not self.buckets[h].parked else ():
                 if entry[1] == token:
                     return entry[2]
         best: SimWorkload | None = None

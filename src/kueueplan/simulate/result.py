@@ -24,6 +24,8 @@ def workload_entry(wl: SimWorkload) -> dict[str, Any]:
         "evictions": wl.evictions,
         "assignment": {ps: dict(sorted(res.items())) for ps, res in wl.assignment.items()},
         "message": wl.message,
+        # extra (allowed by the contract): pods per pod set at the last admission, to see partial admission
+        "podSetCounts": dict(wl.counts),
     }
 
 

@@ -67,7 +67,7 @@ def get_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str) -> tuple[A
         if targets:
             return full, targets
     reducible = [i for i, ps in enumerate(wl.spec.pod_sets) if ps.min_count is not None and ps.min_count < ps.count]
-    if reducible:
+    if reducible and sim.version >= (0, 5):
         found = _partial_search(sim, wl, cq_name, assigner, reducible)
         if found is not None:
             return found
@@ -76,38 +76,34 @@ def get_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str) -> tuple[A
 
 def _partial_search(sim: "Simulation", wl: SimWorkload, cq_name: str, assigner: FlavorAssigner,
                     reducible: list[int]) -> tuple[Assignment, list[preemption.Target]] | None:
-    """PodSetReducer.Search: binary search on how many pods to take off the variable pod sets."""
+    """PodSetReducer.Search: the smallest reduction step i in [0, totalDelta] that fits (or can preempt);
+    pod set j then runs count_j - delta_j * i // totalDelta pods."""
     pod_sets = wl.spec.pod_sets
-    deltas = {i: pod_sets[i].count - (pod_sets[i].min_count or 0) for i in reducible}
-    total = max(deltas.values())
+    deltas = [ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in pod_sets]
+    total = sum(deltas)
+    if total <= 0:
+        return None
+    found: dict[int, tuple[Assignment, list[preemption.Target]]] = {}
 
-    def counts_for(removed: int) -> list[int]:
-        out = []
-        for i, ps in enumerate(pod_sets):
-            if i in deltas:
-                out.append(ps.count - (deltas[i] * removed + total - 1) // total)
-            else:
-                out.append(ps.count)
-        return out
-
-    best = None
-    lo, hi = 1, total
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        a = assigner.run(pod_sets, counts_for(mid))
-        result = None
+    def fits(i: int) -> bool:
+        counts = [ps.count - d * i // total for ps, d in zip(pod_sets, deltas)]
+        a = assigner.run(pod_sets, counts)
         if a.mode() == MODE_FIT:
-            result = (a, [])
+            found[i] = (a, [])
         elif a.mode() == MODE_PREEMPT:
             targets = sim.get_targets(wl, cq_name, a)
             if targets:
-                result = (a, targets)
-        if result is not None:
-            best = result
-            hi = mid - 1
+                found[i] = (a, targets)
+        return i in found
+
+    lo, hi = 0, total + 1  # sort.Search over [0, total]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
         else:
             lo = mid + 1
-    return best
+    return found.get(lo)
 
 
 def run_cycle(sim: "Simulation") -> bool:

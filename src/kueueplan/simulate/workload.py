@@ -28,6 +28,7 @@ class SimWorkload:
     queue_ts: int = 0  # queue-order timestamp (ms)
     usage: dict[FR, int] = field(default_factory=dict)  # quota held, per (flavor, resource)
     assignment: dict[str, dict[str, str]] = field(default_factory=dict)  # pod set -> resource -> flavor
+    counts: dict[str, int] = field(default_factory=dict)  # pod set -> pods admitted (partial admission)
     reserved_at: int | None = None
     reserve_seq: int = 0
     admitted_at: int | None = None

@@ -171,9 +171,10 @@ def merge_patch(base: Any, patch: Any, path: Loc = ()) -> Any:
 
 def _merge_quotas(base: list[Any], patch: list[Any]) -> list[Any]:
     merged = [copy.deepcopy(q) for q in base]
-    index = {q.get("flavor"): i for i, q in enumerate(merged) if isinstance(q, dict)}
+    # Only string flavor names key the merge: anything else is left for the model to report (no TypeError).
+    index = {q["flavor"]: i for i, q in enumerate(merged) if isinstance(q, dict) and isinstance(q.get("flavor"), str)}
     for item in patch:
-        flavor = item.get("flavor") if isinstance(item, dict) else None
+        flavor = item.get("flavor") if isinstance(item, dict) and isinstance(item.get("flavor"), str) else None
         if flavor in index:
             merged[index[flavor]] = merge_patch(merged[index[flavor]], item)
         else:
