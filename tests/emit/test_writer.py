@@ -40,7 +40,7 @@ def test_kustomization_lists_the_files_in_apply_order(tmp_path: Path) -> None:
     resources = kustomization["resources"]
     assert resources[:2] == ["namespaces.yaml", "resourceflavors.yaml"]
     assert resources.index("clusterqueues.yaml") < resources.index("localqueues.yaml") < resources.index("rayjobs.yaml")
-    listed = set(resources) | {"kustomization.yaml", "argocd-application.yaml"}
+    listed = set(resources) | {"kustomization.yaml", "argocd-application.yaml", "argocd-cm-health.yaml"}
     assert {p.name for p in prod.iterdir()} == listed
 
 

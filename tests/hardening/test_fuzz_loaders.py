@@ -271,7 +271,7 @@ def test_spec_loader_on_mutated_documents(file: str, data: st.DataObject) -> Non
 @given(st.data())
 def test_spec_loader_on_mutated_overlays(data: st.DataObject) -> None:
     """Environment overlays merge into other documents before validation: junk there must still be located."""
-    files = {rel: list(d) for rel, d in SPEC_FILES.items()}
+    files = copy.deepcopy(SPEC_FILES)
     env_file = data.draw(st.sampled_from(sorted(r for r, d in files.items()
                                                 if any(x.get("kind") == "Environment" for x in d))))
     env = next(x for x in files[env_file] if x.get("kind") == "Environment")
@@ -565,9 +565,9 @@ def test_regression_exa_suffix_is_decimal_si_not_an_exponent(text: str, stored: 
 def test_regression_overlay_quota_with_a_non_string_flavor(tmp_path: Path, flavor: Any) -> None:
     # was TypeError (unhashable type: 'list') in spec.load._merge_quotas, for env-dev.yaml with
     #   overlays: {Team: {team-a: {quotas: [..., {flavor: [], resources: null}]}}}
-    files = {rel: list(d) for rel, d in SPEC_FILES.items()}
-    env = copy.deepcopy(files["env-dev.yaml"][0])
-    env["spec"]["overlays"]["Team"]["team-a"]["quotas"][1]["flavor"] = flavor
+    files = copy.deepcopy(SPEC_FILES)
+    env = files["env-dev.yaml"][0]
+    env["spec"]["overlays"]["Team"]["team-a"]["quotas"][1] = {"flavor": flavor, "resources": {"cpu": 1}}
     files["env-dev.yaml"] = [env]
     folder = _write_spec(tmp_path, {rel: _dump(d) for rel, d in files.items()})
     with pytest.raises(KueueplanError) as err:
@@ -575,9 +575,9 @@ def test_regression_overlay_quota_with_a_non_string_flavor(tmp_path: Path, flavo
     assert "env-dev.yaml" in str(err.value.file) or "teams.yaml" in str(err.value.file)
 
 
-# Found in simulate/scenario.py (parse_duration): a duration that is not finite escapes as OverflowError or
-# ValueError instead of a KueueplanError. Owner: the simulator (src/kueueplan/simulate/); see test_hostile_input's
-# `absurd-duration` case for the same bug through the CLI.
+# Found by test_scenario_loader_on_mutated_scenarios in simulate/scenario.py (parse_duration): a duration that is
+# not finite (`at: 1e308`, `.nan`, `inf`) escaped as OverflowError / ValueError instead of a KueueplanError;
+# test_hostile_input's `absurd-duration` case is the same bug through the CLI.
 @pytest.mark.parametrize("at", ["1e308", "1e400", "inf", "nan", "NaN", float("nan"), float("inf"), 1e308])
 def test_regression_scenario_durations_that_are_not_finite(at: Any) -> None:
     doc = {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "x"},

@@ -86,6 +86,12 @@ def test_expectation_success_exits_0(tmp_path: Path) -> None:
     (BASE + "  manifestFiles: [/etc/passwd]\n", "absolute", 26),
     (BASE + "  manifestFiles: [../../../../../etc]\n", "leaves", 26),
     (BASE + "  bogus: 1\n", "unknown field spec.bogus", 26),
+    (BASE + "  fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}\n",
+     "is not allowed", 26),
+    (BASE + "  admissionChecks: {prov: {capacity: {cpu: many}}}\n", "not a valid quantity", 26),
+    (BASE + "  kueueVersion: latest\n", "not a version", 26),
+    (BASE.replace("count: 2", "count: 1000000000000"), "above 1,000,000 workloads", 19),
+    (BASE + "  events:\n  - at: 5s\n    finish: {kind: ClusterQueue, name: cq}\n", "finish applies to workloads", 27),
 ])
 def test_unusable_input_exits_2_with_location(tmp_path: Path, bad: str, needle: str, line: int) -> None:
     path = write(tmp_path, bad)

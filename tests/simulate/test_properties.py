@@ -125,3 +125,24 @@ def test_deterministic_and_manifest_order_independent(data: dict[str, Any]) -> N
     assert first == again
     shuffled = dict(data, spec=dict(data["spec"], manifests=list(reversed(data["spec"]["manifests"]))))
     assert result_json(engine_mod.simulate(scenario_from_dict(shuffled))) == first
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_flat_cohort_fast_path_matches_the_tree(data: dict[str, Any]) -> None:
+    """Preemption reads flat cohorts arithmetically; forcing the general tree path gives the same run."""
+    from kueueplan.simulate import preemption
+
+    fast = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    original = preemption.Preemptor.__init__
+
+    def tree_only(self: Any, *args: Any) -> None:
+        original(self, *args)
+        self.flat = False
+
+    preemption.Preemptor.__init__ = tree_only  # type: ignore[method-assign]
+    try:
+        slow = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    finally:
+        preemption.Preemptor.__init__ = original  # type: ignore[method-assign]
+    assert fast == slow

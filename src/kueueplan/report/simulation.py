@@ -117,6 +117,15 @@ def _fmt_s(v: float | None) -> str:
     return f"{v:g}s"
 
 
+def _human(resource: str, value: float) -> str:
+    """Readable amounts for tables: cores, GiB, plain numbers."""
+    if resource == "cpu":
+        return f"{value / 1000:.3g}"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return f"{value / 2**30:.1f}Gi"
+    return f"{value:.3g}" if isinstance(value, float) and not value.is_integer() else str(int(value))
+
+
 def _pct(avg: float, quota: int) -> str:
     return f"{100 * avg / quota:.0f}%" if quota else "-"
 
@@ -137,12 +146,12 @@ def text(sim: Any, result: dict[str, Any]) -> None:
                   _fmt_s(r["p50"]), _fmt_s(r["p95"]), _fmt_s(r["max"]), str(r["preemptions"]))
     console.print(t)
     u = Table(title="Per flavor utilisation")
-    for col in ("flavor", "resource", "nominal (all CQs)", "peak", "average", "average %"):
+    for col in ("flavor", "resource", "nominal (all CQs, at end)", "peak", "average", "average %"):
         u.add_column(col, justify="left" if col in ("flavor", "resource") else "right")
     for r in utilisation(sim):
         u.add_row(r["flavor"], r["resource"], format_resource_value(r["resource"], r["quota"]),
-                  format_resource_value(r["resource"], r["peak"]),
-                  format_resource_value(r["resource"], round(r["average"])), _pct(r["average"], r["quota"]))
+                  _human(r["resource"], r["peak"]), _human(r["resource"], r["average"]),
+                  _pct(r["average"], r["quota"]))
     console.print(u)
     w = Table(title="Workloads")
     for col in ("workload", "kind", "clusterQueue", "priority", "state", "created", "admitted", "finished",
@@ -186,10 +195,10 @@ def markdown(sim: Any, result: dict[str, Any]) -> str:
     for r in team_rows(sim):
         lines.append(f"| {r['team']} | {r['workloads']} | {r['admitted']} | {r['waiting']} | {r['inadmissible']} | "
                      f"{_fmt_s(r['p50'])} | {_fmt_s(r['p95'])} | {_fmt_s(r['max'])} | {r['preemptions']} |")
-    lines += ["", "| flavor | resource | nominal | peak | average |", "|---|---|---:|---:|---:|"]
+    lines += ["", "| flavor | resource | nominal (at end) | peak | average use |", "|---|---|---:|---:|---:|"]
     for r in utilisation(sim):
         lines.append(f"| {r['flavor']} | {r['resource']} | {format_resource_value(r['resource'], r['quota'])} | "
-                     f"{format_resource_value(r['resource'], r['peak'])} | {_pct(r['average'], r['quota'])} |")
+                     f"{_human(r['resource'], r['peak'])} | {_pct(r['average'], r['quota'])} |")
     lines += ["", "```mermaid", "gantt", f"    title {result['scenario']}", "    dateFormat X", "    axisFormat %s"]
     by_wl: dict[str, list[tuple[str, float, float]]] = {}
     for key, kind, start, end, _ in _intervals(sim):

@@ -87,7 +87,7 @@ class Assignment:
     pod_sets: list[PodSetAssignment] = field(default_factory=list)
     usage: dict[FR, int] = field(default_factory=dict)
     borrowing: int = 0
-    reasons: list[str] = field(default_factory=list)
+    reasons: list["str | Callable[[], str]"] = field(default_factory=list)
     no_fit_reason: str = ""  # Kueue's QuotaReserved reason when NoFit
     failed: bool = False
 
@@ -110,7 +110,8 @@ class Assignment:
         return {ps.name: dict(sorted(ps.flavors.items())) for ps in self.pod_sets}
 
     def message(self) -> str:
-        return "; ".join(dict.fromkeys(self.reasons))
+        texts = [r() if callable(r) else r for r in self.reasons]
+        return "; ".join(dict.fromkeys(texts))
 
 
 def _node_matches(terms: tuple, labels: Mapping[str, str], allowed: set[str]) -> bool:
@@ -157,7 +158,7 @@ class FlavorAssigner:
         self.oracle = oracle
         self.fair_sharing = fair_sharing
         self.covers_pods = cq.group_for("pods") is not None
-        self.last_reasons: list[str] = []  # quota messages of the current run()
+        self.last_reasons: list[str | Callable[[], str]] = []  # quota messages of the current run()
         self.last_no_fit = ""
 
     def assign(self, pod_sets: tuple[PodSet, ...], counts: list[int] | None = None) -> Assignment:
@@ -241,8 +242,8 @@ class FlavorAssigner:
         max_capacity = node.potential_available(fr)
         res = fr[1]
         if val > max_capacity:
-            self._reason(f"insufficient quota for {res} in flavor {fr[0]}, previously considered podsets requests "
-                         f"({format_resource_value(res, assumed)}) + current podset request "
+            self._reason(lambda: f"insufficient quota for {res} in flavor {fr[0]}, previously considered podsets "
+                         f"requests ({format_resource_value(res, assumed)}) + current podset request "
                          f"({format_resource_value(res, request)}) > maximum capacity "
                          f"({format_resource_value(res, max_capacity)})", "ExceedsMaxQuota")
             return NO_FIT, 0
@@ -250,7 +251,7 @@ class FlavorAssigner:
         available = node.cq_available(fr)
         if val <= available:
             return FIT, borrow
-        self._reason(f"insufficient unused quota for {res} in flavor {fr[0]}, "
+        self._reason(lambda: f"insufficient unused quota for {res} in flavor {fr[0]}, "
                      f"{format_resource_value(res, val - available)} more needed", "WaitingForQuota")
         if node.nominal(fr) >= val or may_reclaim or self._can_preempt_while_borrowing():
             return self.oracle(fr, val)
@@ -260,7 +261,8 @@ class FlavorAssigner:
         p = self.cq.preemption
         return p.borrow_within_cohort.policy != "Never" or (self.fair_sharing and p.reclaim_within_cohort != "Never")
 
-    def _reason(self, text: str, reason: str) -> None:
+    def _reason(self, text: "str | Callable[[], str]", reason: str) -> None:
+        """Record why a flavor did not fit; messages are formatted only if someone reads them."""
         self.last_reasons.append(text)
         if reason == "ExceedsMaxQuota" or not self.last_no_fit:
             self.last_no_fit = reason

@@ -79,7 +79,9 @@ class Preemptor:
         self.node = state.tree.cqs[cq.name]
         self.frs = frs
         self.usage = usage
-        self._pending: dict[str, dict[FR, int]] = {}
+        self._pending: dict[str, dict[FR, int]] = {}  # per ClusterQueue: usage change not yet on the tree
+        self._removed: dict[FR, int] = {}  # total removed so far (flat trees)
+        self.flat = self.node.parent is None or self.node.parent.flat
 
     # -- classification -----------------------------------------------------------
 
@@ -108,8 +110,11 @@ class Preemptor:
         return V_RECLAIM_WHILE_BORROWING
 
     def _from_cq(self, node: Node, lca: Node | None, hierarchical: bool) -> list[_Candidate]:
+        frs = self.frs
         out = []
         for w in self.state.workloads_in(node.name):
+            if not any(fr in frs for fr in w.usage):  # cheap pre-filter of _variant's first test
+                continue
             v = self._variant(w, hierarchical)
             if v != V_NEVER:
                 out.append(_Candidate(w, lca, v))
@@ -145,20 +150,47 @@ class Preemptor:
     # -- the search -------------------------------------------------------------
 
     def _fits(self, allow_borrowing: bool) -> bool:
+        """workloadFits, on the tree with the trial removals applied."""
         for fr, v in self.usage.items():
-            if not allow_borrowing and self.node.borrowing_with(fr, v):
+            if not allow_borrowing and self._own_usage(fr) + v > self.node.subtree.get(fr, 0):
                 return False
-            if v > self.node.cq_available(fr):
+            if v > self._avail(fr):
                 return False
         return True
+
+    # Reading quota with trial removals applied. In a flat cohort (every ClusterQueue a child of the root,
+    # no lending limits) the root's usage is the plain sum of its children's, so availability follows from
+    # two numbers and the trial removals never need to touch the tree.
+
+    def _own_usage(self, fr: FR) -> int:
+        if not self.flat:
+            self._flush()
+            return self.node.usage.get(fr, 0)
+        return self.node.usage.get(fr, 0) + self._pending.get(self.node.name, {}).get(fr, 0)
+
+    def _avail(self, fr: FR) -> int:
+        """ClusterQueueSnapshot.Available (clamped at 0)."""
+        if not self.flat:
+            self._flush()
+            return self.node.cq_available(fr)
+        node = self.node
+        own = node.usage.get(fr, 0) + self._pending.get(node.name, {}).get(fr, 0)
+        root = node.parent
+        if root is None:
+            return max(0, node.subtree.get(fr, 0) - own)
+        avail = root.subtree.get(fr, 0) - root.usage.get(fr, 0) + self._removed.get(fr, 0)
+        bl = node.borrowing.get(fr)
+        if bl is not None:
+            avail = min(node.subtree.get(fr, 0) - own + bl, avail)
+        return max(0, avail)
 
     def _shortfall(self, allow_borrowing: bool) -> tuple[dict[FR, int], dict[FR, int]]:
         """Lower bounds of the usage to remove before the preemptor can fit: anywhere (availability) and,
         without borrowing, from its own ClusterQueue (usage + request <= nominal)."""
         need_avail, need_own = {}, {}
         for fr, v in self.usage.items():
-            need_avail[fr] = v - self.node.cq_available(fr)
-            need_own[fr] = 0 if allow_borrowing else self.node.usage.get(fr, 0) + v - self.node.subtree.get(fr, 0)
+            need_avail[fr] = v - self._avail(fr)
+            need_own[fr] = 0 if allow_borrowing else self._own_usage(fr) + v - self.node.subtree.get(fr, 0)
         return need_avail, need_own
 
     def _valid(self, c: _Candidate, borrow: bool) -> bool:
@@ -188,21 +220,20 @@ class Preemptor:
 
     def _defer(self, wl: SimWorkload, sign: int) -> None:
         acc = self._pending.setdefault(wl.cluster_queue or "", {})
+        removed = self._removed
         for fr, v in wl.usage.items():
             acc[fr] = acc.get(fr, 0) + sign * v
+            removed[fr] = removed.get(fr, 0) - sign * v
 
     def _flush(self) -> None:
+        if self.flat:
+            return  # flat trees are read arithmetically; the pending deltas net to zero at the end
+        self._removed.clear()
         for cq, delta in self._pending.items():
             node = self.state.tree.cqs[cq]
             node.remove_usages({fr: -v for fr, v in delta.items() if v < 0})
             node.add_usages({fr: v for fr, v in delta.items() if v > 0})
         self._pending.clear()
-
-    def _remove(self, wl: SimWorkload) -> None:
-        self.state.tree.cqs[wl.cluster_queue].remove_usages(wl.usage)
-
-    def _restore(self, wl: SimWorkload) -> None:
-        self.state.tree.cqs[wl.cluster_queue].add_usages(wl.usage)
 
     def targets(self) -> list[Target]:
         same: list[_Candidate] = []
@@ -233,6 +264,13 @@ class Preemptor:
         """One greedy pass (with or without borrowing); the tree is left as it was found."""
         chosen: list[_Candidate] = []
         need_avail, need_own = self._shortfall(borrow)
+        own_total: dict[FR, int] = {}
+        for c in candidates:
+            if c.wl.cluster_queue == self.cq.name:
+                for fr, v in c.wl.usage.items():
+                    own_total[fr] = own_total.get(fr, 0) + v
+        if any(v > own_total.get(fr, 0) for fr, v in need_own.items()):
+            return None  # even every own-queue candidate cannot bring the preemptor back under nominal
         result = None
         for c in candidates:
             if not self._valid(c, borrow):
@@ -256,12 +294,15 @@ class Preemptor:
         for t in chosen:
             self._defer(t.wl, +1)
         self._flush()
+        if self.flat:
+            self._pending.clear()
+            self._removed.clear()
         return result
 
     def _fill_back(self, chosen: list[_Candidate], borrow: bool) -> list[_Candidate]:
         """fillBackWorkloads. Putting back X of another ClusterQueue's usage lowers availability by at most X
         and leaves the preemptor's own usage alone: within the known slack it surely still fits."""
-        slack = {fr: self.node.cq_available(fr) - v for fr, v in self.usage.items()}
+        slack = {fr: self._avail(fr) - v for fr, v in self.usage.items()}
         for i in range(len(chosen) - 2, -1, -1):
             wl = chosen[i].wl
             if wl.cluster_queue != self.cq.name and all(wl.usage.get(fr, 0) <= sl for fr, sl in slack.items()):
@@ -271,14 +312,13 @@ class Preemptor:
                 chosen[i] = chosen[-1]
                 chosen.pop()
                 continue
-            self._flush()
-            self._restore(wl)
+            self._defer(wl, +1)
             if self._fits(borrow):
-                slack = {fr: self.node.cq_available(fr) - v for fr, v in self.usage.items()}
+                slack = {fr: self._avail(fr) - v for fr, v in self.usage.items()}
                 chosen[i] = chosen[-1]
                 chosen.pop()
             else:
-                self._remove(wl)
+                self._defer(wl, -1)
         self._flush()
         return chosen
 

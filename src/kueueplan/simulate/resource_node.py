@@ -36,6 +36,7 @@ class Node:
     child_cqs: list["Node"] = field(default_factory=list)
     child_cohorts: list["Node"] = field(default_factory=list)
     height: int = 0
+    flat: bool = False  # a root cohort whose children are all ClusterQueues without lending limits
     lending: dict[FR, int] = field(default_factory=dict)  # lending limits, only where set
     borrowing: dict[FR, int] = field(default_factory=dict)  # borrowing limits, only where set
 
@@ -241,6 +242,7 @@ def build_tree(cluster: Cluster) -> QuotaTree:
     for node in cohorts.values():
         if node.parent is None:
             _update_cohort(node)
+            node.flat = not node.child_cohorts and not any(c.lending for c in node.child_cqs)
     return QuotaTree(cqs, cohorts, cyclic_cqs)
 
 

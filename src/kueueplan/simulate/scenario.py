@@ -8,6 +8,7 @@ Times are integer milliseconds internally.
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -27,13 +28,22 @@ _ALLOWED_STRATEGIES = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"]
                        ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
 
 
+MAX_DURATION_MS = 100 * 365 * 24 * 3_600_000  # a century: anything longer is a typo, not a plan
+MAX_WORKLOADS = 1_000_000  # after count expansion
+
+
 def parse_duration(value: Any, what: str = "duration") -> int:
     """'90s', '10m', '1h30m', '100ms' or a number of seconds -> milliseconds (rounded to the nearest ms)."""
     if isinstance(value, bool):
         raise KueueplanError(f"{what}: {value!r} is not a duration")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise KueueplanError(f"{what}: {value!r} is not a finite duration")
         if value < 0:
             raise KueueplanError(f"{what}: a duration cannot be negative")
+        if value * 1000 > MAX_DURATION_MS:
+            raise KueueplanError(f"{what}: {value!r} seconds is longer than a century",
+                                 hint="write e.g. 90s, 10m, 1h30m or 100ms")
         return round(value * 1000)
     if not isinstance(value, str):
         raise KueueplanError(f"{what}: {value!r} is not a duration", hint="write e.g. 90s, 10m, 1h30m or 100ms")
@@ -53,6 +63,8 @@ def parse_duration(value: Any, what: str = "duration") -> int:
         pos = m.end()
     if pos != len(text) or not text:
         raise KueueplanError(f"{what}: {value!r} is not a duration", hint="write e.g. 90s, 10m, 1h30m or 100ms")
+    if not math.isfinite(total) or total > MAX_DURATION_MS:
+        raise KueueplanError(f"{what}: {value!r} is longer than a century", hint="write e.g. 90s, 10m, 1h30m or 100ms")
     return round(total)
 
 
@@ -274,6 +286,9 @@ class _Reader:
             count = w.get("count", 1)
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise self.err("count must be a positive integer", where + ("count",))
+            if ordinal + count > MAX_WORKLOADS:
+                raise self.err(f"count {count} brings the scenario above {MAX_WORKLOADS:,} workloads",
+                               where + ("count",), hint="simulate a smaller sample of the load")
             every = self._duration(w.get("every", 0), where + ("every",))
             meta = manifest.get("metadata")
             if not isinstance(meta, Mapping):

@@ -41,7 +41,6 @@ class Entry:
     requeue_reason: str = GENERIC
     message: str = ""
     admitted: bool = False
-    nominated: bool = False
 
     def sort_key(self) -> tuple:
         borrowing = self.assignment.borrowing if self.assignment else 0
@@ -166,7 +165,6 @@ def _process(sim: "Simulation", e: Entry, claimed: dict[str, SimWorkload],
     node = sim.tree.cqs[e.cq]
     mode = e.assignment.mode()
     usage = e.assignment.usage
-    e.nominated = True
     if mode == MODE_NO_FIT:
         e.requeue_reason = NO_FIT
         e.message = e.assignment.message()
