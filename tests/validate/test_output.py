@@ -169,3 +169,10 @@ def test_output_is_byte_identical_across_hash_seeds(crd_paths: list[str], tmp_pa
         env = {**os.environ, "PYTHONHASHSEED": seed}
         outputs.append(subprocess.run(cmd, capture_output=True, env=env, cwd=tmp_path, check=False).stdout)
     assert outputs[0] and outputs[0] == outputs[1]
+
+
+def test_readme_rule_table_is_current() -> None:
+    from kueueplan.report.catalogue import readme_with_rules
+
+    readme = (REPO / "README.md").read_text()
+    assert readme == readme_with_rules(readme), "README.md's rule table is stale; run scripts/update-generated"

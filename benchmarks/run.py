@@ -1,0 +1,36 @@
+"""Runs every benchmark and prints their tables: the figures in the README's "Performance" section.
+
+    .venv/bin/python benchmarks/run.py
+
+Each benchmark generates its own inputs (issue 5's shapes, mirroring Kueue's scheduler performance tests) and
+measures whole `kueueplan` processes or the library in a fresh process, on whatever machine runs it.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = [
+    ("build: 1,000-team spec, two environments (target <= 5 s)", ["bench_build.py"]),
+    ("validate: 1,000-tenant platform with CRD schemas and CEL (target <= 1 s)", ["bench_validate.py"]),
+    ("CEL libraries on the CRDs' rules", ["bench_validate.py", "--cel-libraries"]),
+    ("simulate: Kueue's scheduler performance inputs (targets <= 5 s and <= 30 s)", ["bench_simulate.py"]),
+]
+
+
+def main() -> None:
+    cpus = len(__import__("os").sched_getaffinity(0))
+    print(f"machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}\n")
+    for title, args in BENCHMARKS:
+        print(f"### {title}\n")
+        done = subprocess.run([sys.executable, str(HERE / args[0]), *args[1:]], capture_output=True, text=True)
+        print(done.stdout.strip() or done.stderr.strip())
+        print()
+
+
+if __name__ == "__main__":
+    main()
