@@ -156,8 +156,9 @@ class Simulation:
             raise
         wl = SimWorkload(len(self.workloads), spec, self.now, t.run_for, t.manifest)
         wl.queue_ts = self.now
-        if not spec.finishes:
+        if not spec.finishes and t.run_for is not None:
             wl.run_for = None  # a RayCluster holds its quota until it is deleted
+            wl.note = "runFor ignored: a RayCluster never finishes by itself; end it with a delete event"
         self.workloads.append(wl)
         self.by_ref[(spec.kind, spec.namespace, spec.name)] = wl
         cq = self._route(wl)

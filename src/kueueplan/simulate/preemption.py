@@ -65,10 +65,6 @@ def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str
     return policy == ANY
 
 
-def _uses(wl: SimWorkload, frs: set[FR]) -> bool:
-    return any(fr in frs for fr in wl.usage)
-
-
 class Preemptor:
     """Finds preemption targets for one preemptor against the current state."""
 
@@ -91,33 +87,35 @@ class Preemptor:
             return True, None
         return False, bwc.max_priority_threshold
 
-    def _variant(self, cand: SimWorkload, hierarchical: bool) -> int:
-        if not _uses(cand, self.frs):
-            return V_NEVER
-        same = cand.cluster_queue == self.cq.name
-        policy = self.cq.preemption.within_cluster_queue if same else self.cq.preemption.reclaim_within_cohort
-        if not satisfies_policy(self.wl, cand, policy):
-            return V_NEVER
-        if same:
-            return V_WITHIN_CQ
-        if hierarchical:
-            return V_HIERARCHICAL
-        forbidden, threshold = self._bwc_forbidden()
-        if forbidden:
-            return V_RECLAIM_WITHOUT_BORROWING
-        if cand.priority >= self.wl.priority or (threshold is not None and cand.priority > threshold):
-            return V_RECLAIM_WITHOUT_BORROWING
-        return V_RECLAIM_WHILE_BORROWING
-
     def _from_cq(self, node: Node, lca: Node | None, hierarchical: bool) -> list[_Candidate]:
+        """The candidates of one ClusterQueue with their variant (classifyPreemptionVariant), or none."""
+        same = node is self.node
+        p = self.cq.preemption
+        policy = p.within_cluster_queue if same else p.reclaim_within_cohort
+        if policy == NEVER:
+            return []
+        if same:
+            fixed: int | None = V_WITHIN_CQ
+        elif hierarchical:
+            fixed = V_HIERARCHICAL
+        else:
+            forbidden, threshold = self._bwc_forbidden()
+            fixed = V_RECLAIM_WITHOUT_BORROWING if forbidden else None
         frs = self.frs
+        pw = self.wl
         out = []
         for w in self.state.workloads_in(node.name):
-            if not any(fr in frs for fr in w.usage):  # cheap pre-filter of _variant's first test
+            if not any(fr in frs for fr in w.usage):  # WorkloadUsesResources
                 continue
-            v = self._variant(w, hierarchical)
-            if v != V_NEVER:
-                out.append(_Candidate(w, lca, v))
+            if not satisfies_policy(pw, w, policy):
+                continue
+            if fixed is not None:
+                variant = fixed
+            elif w.priority >= pw.priority or (threshold is not None and w.priority > threshold):
+                variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
+            else:
+                variant = V_RECLAIM_WHILE_BORROWING
+            out.append(_Candidate(w, lca, variant))
         return out
 
     def _collect_subtree(self, current: Node, subtree_root: Node, skip: Node | None, hierarchical: bool,
@@ -254,11 +252,87 @@ class Preemptor:
             attempts = [False, True]
         else:
             attempts = [True, False]
+        single = self.flat and len(self.usage) == 1 and set(self.usage) == self.frs
         for borrow in attempts:
-            found = self._pass(candidates, borrow)
+            found = self._pass_flat_single(candidates, borrow) if single else self._pass(candidates, borrow)
             if found is not None:
                 return [Target(c.wl, _REASON[c.variant]) for c in found]
         return []
+
+    def _pass_flat_single(self, candidates: list[_Candidate], borrow: bool) -> list[_Candidate] | None:
+        """`_pass` for the common case of one (flavor, resource) in a flat cohort: the same greedy pass and
+        fill-back, on plain integers (a property test checks it against the general path)."""
+        (fr, v), = self.usage.items()
+        node = self.node
+        root = node.parent
+        own_name = self.cq.name
+        nominal = node.subtree.get(fr, 0)
+        own_used = node.usage.get(fr, 0)
+        bl = node.borrowing.get(fr)
+        root_room = (root.subtree.get(fr, 0) - root.usage.get(fr, 0)) if root is not None else 0
+        cqs = self.state.tree.cqs
+        removed_total = 0
+        removed_own = 0
+        removed_by_cq: dict[str, int] = {}
+
+        def avail() -> int:
+            own = own_used - removed_own
+            if root is None:
+                return max(0, nominal - own)
+            a = root_room + removed_total
+            if bl is not None:
+                a = min(nominal - own + bl, a)
+            return max(0, a)
+
+        def fits() -> bool:
+            if not borrow and own_used - removed_own + v > nominal:
+                return False
+            return v <= avail()
+
+        def amount(c: _Candidate) -> int:
+            return c.wl.usage.get(fr, 0)
+
+        chosen: list[_Candidate] = []
+        need_avail = v - avail()
+        need_own = 0 if borrow else own_used + v - nominal
+        own_total = sum(amount(c) for c in candidates if c.wl.cluster_queue == own_name)
+        if need_own > own_total:
+            return None
+        for c in candidates:
+            cq = c.wl.cluster_queue or ""
+            if cq != own_name:
+                if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
+                    continue
+                other = cqs[cq]
+                if other.subtree.get(fr, 0) >= other.usage.get(fr, 0) - removed_by_cq.get(cq, 0):
+                    continue  # that queue is back within nominal
+            u = amount(c)
+            chosen.append(c)
+            removed_by_cq[cq] = removed_by_cq.get(cq, 0) + u
+            removed_total += u
+            need_avail -= u
+            if cq == own_name:
+                removed_own += u
+                need_own -= u
+            if need_avail > 0 or need_own > 0 or not fits():
+                continue
+            # fill back (fillBackWorkloads), on the same integers
+            for i in range(len(chosen) - 2, -1, -1):
+                back = chosen[i]
+                bu = amount(back)
+                is_own = back.wl.cluster_queue == own_name
+                removed_total -= bu
+                if is_own:
+                    removed_own -= bu
+                if fits():
+                    chosen[i] = chosen[-1]
+                    chosen.pop()
+                else:
+                    removed_total += bu
+                    if is_own:
+                        removed_own += bu
+            return chosen
+        return None
 
     def _pass(self, candidates: list[_Candidate], borrow: bool) -> list[_Candidate] | None:
         """One greedy pass (with or without borrowing); the tree is left as it was found."""

@@ -23,7 +23,7 @@ def workload_entry(wl: SimWorkload) -> dict[str, Any]:
         "finishedAt": ms_to_seconds(wl.finished_at),
         "evictions": wl.evictions,
         "assignment": {ps: dict(sorted(res.items())) for ps, res in wl.assignment.items()},
-        "message": wl.message,
+        "message": wl.message or wl.note,
         # extra (allowed by the contract): pods per pod set at the last admission, to see partial admission
         "podSetCounts": dict(wl.counts),
     }

@@ -35,6 +35,7 @@ class SimWorkload:
     finished_at: int | None = None
     evictions: int = 0
     message: str = ""
+    note: str = ""  # a standing remark about the input, shown when there is no other message
     gone: bool = False  # finished or deleted: never scheduled again
     run_token: int = 0  # invalidates a scheduled completion after an eviction
     checks: dict[str, str] = field(default_factory=dict)  # admission check -> Pending/Ready
