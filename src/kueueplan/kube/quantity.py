@@ -153,6 +153,8 @@ def format_resource_value(resource_name: str, amount: int) -> str:
     """The canonical quantity string for a Kueue integer amount (inverse of `resource_value`)."""
     if is_cpu(resource_name):
         return canonical(Fraction(amount, 1000))
+    decimal = canonical(Fraction(amount))
     if amount >= 1024 and amount % 1024 == 0:
-        return _format_binary(amount)
-    return canonical(Fraction(amount))
+        # The shorter spelling reads best: 64Gi, but 8G rather than 7812500Ki.
+        return min(_format_binary(amount), decimal, key=len)
+    return decimal

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kueueplan.kube.objects import UNLIMITED, Cluster, ResourceGroup
-from kueueplan.kube.quantity import canonical, format_resource_value, is_cpu
+from kueueplan.kube.quantity import format_resource_value
 
 
 @dataclass(frozen=True, order=True)
@@ -65,10 +65,7 @@ def amount_text(resource: str, amount: int | None, field: str = "nominal") -> st
         return "-" if field == "nominal" else "unlimited"
     if amount >= UNLIMITED:
         return "unlimited"
-    if is_cpu(resource):
-        return format_resource_value(resource, amount)
-    # The shorter of the binary and decimal spellings: 64Gi, but 8G rather than 7812500Ki.
-    return min(format_resource_value(resource, amount), canonical(amount), key=len)
+    return format_resource_value(resource, amount)
 
 
 def _rows(owner_kind: str, owner: str, groups: tuple[ResourceGroup, ...]) -> dict[QuotaKey, Limits]:
