@@ -164,23 +164,26 @@ _SEPARATOR = re.compile(r"^(---|\.\.\.)(\s|$)", re.M)
 
 
 @lru_cache(maxsize=16)
-def _spans(text: str) -> tuple[tuple[int, int], ...]:
-    """(start, end) offsets of every document, counted as YAML counts them (and so as Document.index is).
+def _spans(text: str) -> tuple[tuple[int, int, int], ...]:
+    """(start, end, first line) of every document, counted as YAML counts them (and so as Document.index is).
 
     After an explicit `---` there is always a document (perhaps empty); before the first `---` or after a
-    `...`, only if there is content besides comments, blank lines and directives.
+    `...`, only if there is content besides comments, blank lines and directives. Lines are counted
+    incrementally, so a file of thousands of documents costs one pass.
     """
-    out: list[tuple[int, int]] = []
-    pos, explicit = 0, False
+    out: list[tuple[int, int, int]] = []
+    pos, line, explicit = 0, 1, False
     for mark in [*_SEPARATOR.finditer(text), None]:
         end = mark.start() if mark is not None else len(text)
         if explicit or _has_content(text[pos:end]):
-            out.append((pos, end))
+            out.append((pos, end, line))
         if mark is None:
             break
         explicit = mark.group(1) == "---"
         newline = text.find("\n", mark.start())
-        pos = len(text) if newline < 0 else newline + 1
+        next_pos = len(text) if newline < 0 else newline + 1
+        line += text.count("\n", pos, next_pos)
+        pos = next_pos
     return tuple(out)
 
 
@@ -188,12 +191,11 @@ def _has_content(chunk: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in chunk.splitlines())
 
 
-def _first_line(text: str, spans: tuple[tuple[int, int], ...], index: int) -> int:
+def _first_line(text: str, spans: tuple[tuple[int, int, int], ...], index: int) -> int:
     """1-based line of a document's first content line (what an error about the whole object points at)."""
     if index >= len(spans):
         return 1
-    start, end = spans[index]
-    line = text.count("\n", 0, start) + 1
+    start, end, line = spans[index]
     for offset, chunk_line in enumerate(text[start:end].splitlines()):
         if chunk_line.strip() and not chunk_line.lstrip().startswith("#"):
             return line + offset
@@ -302,12 +304,12 @@ def _positions(text: str, index: int) -> dict[Path_, tuple[int, int]]:
     spans = _spans(text)
     if index >= len(spans):
         return {}
-    start, end = spans[index]
+    start, end, line = spans[index]
     try:
         node = _ruamel_safe().compose(text[start:end])
     except Exception:  # noqa: BLE001 - PyYAML already accepted the text; lines are best effort
         return {}
-    return _node_positions(node, text.count("\n", 0, start)) if node is not None else {}
+    return _node_positions(node, line - 1) if node is not None else {}
 
 
 @lru_cache(maxsize=1)
