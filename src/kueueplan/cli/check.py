@@ -22,10 +22,19 @@ from kueueplan.workflow.check import run_check
               help="Lowest finding severity that fails the check.")
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
               show_default=True)
-def check(spec_dir: Path, gen_dir: Path | None, no_drift: bool, no_simulate: bool, fail_on: str, fmt: str) -> None:
+@click.option("--crds", "crds", multiple=True, type=click.Path(),
+              help="CRD folder or file for schema and CEL checks (repeatable); default: the `schemas pull` cache.")
+@click.option("--policies", "policies", multiple=True, type=click.Path(),
+              help="Policy file or folder (repeatable) [default: policies/ beside SPEC_DIR, if it exists].")
+@click.option("--no-policies", is_flag=True, help="Do not apply platform policies.")
+def check(spec_dir: Path, gen_dir: Path | None, no_drift: bool, no_simulate: bool, fail_on: str, fmt: str,
+          crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool) -> None:
     """Build to a temporary folder and compare with the committed gen/, validate, and simulate every
     environment's declared load against its expectations. Exit 0 ok, 1 problems found, 2 unusable input."""
     gen = None if no_drift else (gen_dir or spec_dir.parent / "gen")
-    report = run_check(spec_dir, gen, fail_on, simulate=not no_simulate)
+    beside = spec_dir.parent / "policies"
+    policy_paths = [] if no_policies else list(policies) or ([str(beside)] if beside.is_dir() else [])
+    report = run_check(spec_dir, gen, fail_on, simulate=not no_simulate, crds=list(crds) or None,
+                       policies=policy_paths)
     click.echo({"text": text, "markdown": markdown, "json": as_json}[fmt](report), nl=False)
     sys.exit(report.exit_code)

@@ -89,7 +89,8 @@ def _gitops_flags(gen_dir: Path) -> tuple[bool, bool]:
     return argocd, flux
 
 
-def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simulate: bool = True) -> CheckReport:
+def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simulate: bool = True,
+              crds: list[str] | None = None, policies: list[str] | None = None) -> CheckReport:
     from kueueplan.compile import environment_names
     from kueueplan.emit.build import render
     from kueueplan.spec.load import load_spec
@@ -106,7 +107,7 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
         report.gen_checked = False
     from kueueplan.validate import validate
 
-    report.findings = list(validate([str(spec_dir)]).findings)
+    report.findings = list(validate([str(spec_dir)], crds=crds, policies=policies).findings)
     if simulate:
         from kueueplan.workflow.simulation import simulate_env
 
