@@ -162,6 +162,8 @@ def text(sim: Any, result: dict[str, Any]) -> None:
                   _fmt_s(e["createdAt"]), _fmt_s(e["admittedAt"]), _fmt_s(e["finishedAt"]), str(e["evictions"]),
                   e["message"])
     console.print(w)
+    for warning in result.get("warnings", []):
+        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
 
 
 def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
@@ -211,6 +213,8 @@ def markdown(sim: Any, result: dict[str, Any]) -> str:
     lines += ["```", ""]
     if len(sim.workloads) > 200:
         lines.append(f"(Gantt chart shows the first 200 of {len(sim.workloads)} workloads.)")
+    for warning in result.get("warnings", []):
+        lines.append(f"> **Warning:** {warning}")
     preempts = [e for e in result["events"] if e["type"] in ("Preempted", "Evicted")]
     if preempts:
         lines += ["", "| at | workload | by | reason |", "|---:|---|---|---|"]

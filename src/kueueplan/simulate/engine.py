@@ -48,6 +48,7 @@ class Simulation:
         self.by_ref: dict[tuple[str, str, str], SimWorkload] = {}
         self.orphans: dict[str, SimWorkload] = {}
         self.events: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
         self.now = 0
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []
@@ -127,14 +128,52 @@ class Simulation:
         # Every productive cycle admits, preempts or parks something; far more cycles than workloads and
         # queues at one instant means a flapping loop, reported instead of spinning forever.
         limit = min(MAX_CYCLES_PER_INSTANT, 20 * (len(self.workloads) + len(self.queues)) + 1000)
+        seen: set[Any] = set()
+        first_event = len(self.events)
         for _ in range(limit):
             progress = scheduler.run_cycle(self)
             if self._timers and self._timers[0][0] == self.now:
                 return  # zero-time follow-ups (Ready checks, zero runFor) first; the loop comes back here
             if not progress:
                 return
+            # A state seen before at this instant means preemptions undo each other (Kueue would flap
+            # here, evicting the same workloads over and over): report it and leave the instant.
+            signature = self._signature()
+            if signature in seen:
+                self._report_flapping(first_event)
+                return
+            seen.add(signature)
         raise KueueplanError(f"the simulation did not settle at t={self.now / 1000}s",
                              hint="please report this scenario")
+
+    def _signature(self) -> Any:
+        holding = tuple(sorted((w.key, w.state, tuple(sorted(w.usage.items())))
+                               for ws in self.holders.values() for w in ws.values()))
+        queues = tuple((n, q.sticky, len(q.members), len(q.inadmissible), sum(b.parked for b in q.buckets.values()))
+                       for n, q in sorted(self.queues.items()))
+        return hash((holding, queues))
+
+    def _report_flapping(self, first_event: int) -> None:
+        """Say so, and park the preemptors until the next requeue-all so that the run can go on (Kueue
+        itself would keep evicting the victims)."""
+        at = ms_to_seconds(self.now)
+        pairs = sorted({(e["by"], e["workload"]) for e in self.events[first_event:] if e["type"] == "Preempted"})
+        by_key = {w.key: w for w in self.workloads}
+        for preemptor in sorted({by for by, _ in pairs}):
+            wl = by_key.get(preemptor)
+            q = self.queues.get(wl.cluster_queue or "") if wl is not None else None
+            if wl is not None and q is not None and not wl.holds_quota and not wl.gone:
+                q.remove(wl.key)
+                q.park(wl, bulk=False)
+                self._parked.setdefault(self._root_key(wl.cluster_queue or ""), set()).add(wl.cluster_queue or "")
+        text = "; ".join(f"{by} preempts {victim}" for by, victim in pairs)
+        self.warnings.append(f"t={at}s: preemptions undo each other and Kueue would repeat them forever "
+                             f"(victims are re-admitted before their preemptor): {text}")
+        for by, victim in pairs:
+            for key, other in ((by, victim), (victim, by)):
+                wl = by_key.get(key)
+                if wl is not None:
+                    wl.note = f"flapping at t={at}s with {other}: Kueue would keep preempting and re-admitting"
 
     # ------------------------------------------------------------------ events
 

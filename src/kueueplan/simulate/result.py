@@ -30,11 +30,14 @@ def workload_entry(wl: SimWorkload) -> dict[str, Any]:
 
 
 def result_json(sim: Simulation) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "scenario": sim.scenario.name,
         "workloads": [workload_entry(w) for w in sim.workloads],
         "events": list(sim.events),
     }
+    if sim.warnings:
+        out["warnings"] = list(sim.warnings)  # extra field: situations Kueue itself would not resolve
+    return out
 
 
 def _selected(exp: Expectation, wl: SimWorkload) -> bool:
