@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +136,8 @@ def text(sim: Any, result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    # A CI log is not a terminal: give the tables room instead of rich's 80 columns, which truncate names.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     console.print(f"[bold]Scenario {result['scenario']}[/bold]: {len(sim.workloads)} workloads, "
                   f"ran to t={_fmt_s(sim.now / 1000)}")
     t = Table(title="Per team (namespace)")
