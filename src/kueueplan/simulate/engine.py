@@ -27,6 +27,7 @@ from kueueplan.simulate.workload import (ADMITTED, FINISHED, INADMISSIBLE, PENDI
 # timer phases at one instant
 _COMPLETE, _CHECK_READY, _APPLY, _CREATE = 0, 1, 2, 3
 MAX_CYCLES_PER_INSTANT = 1_000_000
+_HASH_MASK = (1 << 64) - 1
 
 
 class Simulation:
@@ -62,6 +63,10 @@ class Simulation:
         self._memo: list[preemption.Target] = []
         self._derived: dict[tuple[int, int], Any] = {}
         self._parked: dict[str, set[str]] = {}  # cohort tree -> ClusterQueues with parked workloads
+        # The holders' part of _signature, kept up to date on every change instead of walking all holders
+        # after every cycle: a sum of per-holder hashes (order-free), and each holder's term.
+        self._holding_hash = 0
+        self._holding_terms: dict[str, int] = {}
         self.ac = AdmissionCheckController(scenario.admission_checks)
         self.progress = progress
         self._sync_queues()
@@ -147,11 +152,21 @@ class Simulation:
                              hint="please report this scenario")
 
     def _signature(self) -> Any:
-        holding = tuple(sorted((w.key, w.state, tuple(sorted(w.usage.items())))
-                               for ws in self.holders.values() for w in ws.values()))
+        holding = self._holding_hash
         queues = tuple((n, q.sticky, len(q.members), len(q.inadmissible), sum(b.parked for b in q.buckets.values()))
                        for n, q in sorted(self.queues.items()))
         return hash((holding, queues))
+
+    def _rehash_holder(self, wl: SimWorkload, holding: bool) -> None:
+        """Replace wl's term in the holders' hash (call after its state, usage or holding changed)."""
+        key = wl.key
+        old = self._holding_terms.pop(key, None)
+        if old is not None:
+            self._holding_hash = (self._holding_hash - old) & _HASH_MASK
+        if holding:
+            term = hash((key, wl.state, tuple(sorted(wl.usage.items())))) & _HASH_MASK
+            self._holding_terms[key] = term
+            self._holding_hash = (self._holding_hash + term) & _HASH_MASK
 
     def _report_flapping(self, first_event: int) -> None:
         """Say so, and park the preemptors until the next requeue-all so that the run can go on (Kueue
@@ -303,6 +318,7 @@ class Simulation:
         wl.message = ""
         self.tree.cqs[cq_name].add_usages(wl.usage)
         self.holders.setdefault(cq_name, {})[wl.key] = wl
+        self._rehash_holder(wl, True)
         q = self.queues[cq_name]
         if q.sticky == wl.key:
             q.sticky = None
@@ -322,6 +338,8 @@ class Simulation:
     def _set_admitted(self, wl: SimWorkload) -> None:
         wl.state = ADMITTED
         wl.admitted_at = self.now
+        if wl.key in self._holding_terms:
+            self._rehash_holder(wl, True)
         wl.message = ""
         self.emit("Admitted", wl)
         if wl.run_for is not None:
@@ -333,6 +351,7 @@ class Simulation:
             self.tree.cqs[cq].remove_usages(wl.usage)
         if cq is not None:
             self.holders.get(cq, {}).pop(wl.key, None)
+        self._rehash_holder(wl, False)
         wl.usage = {}
         wl.checks = {}
         wl.run_token += 1

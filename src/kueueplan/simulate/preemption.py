@@ -42,7 +42,7 @@ class Target:
     reason: str
 
 
-@dataclass
+@dataclass(slots=True)  # created for every holder of every queue searched
 class _Candidate:
     wl: SimWorkload
     lca: Node | None
@@ -104,14 +104,21 @@ class Preemptor:
         frs = self.frs
         pw = self.wl
         out = []
+        pprio = pw.priority
+        lower_only = policy == LOWER_PRIORITY  # the common policies, checked inline (hot loop)
+        any_policy = policy == ANY
         for w in self.state.workloads_in(node.name):
-            if not any(fr in frs for fr in w.usage):  # WorkloadUsesResources
+            if frs.isdisjoint(w.usage):  # WorkloadUsesResources
                 continue
-            if not satisfies_policy(pw, w, policy):
+            wprio = w.spec.priority
+            if lower_only:
+                if pprio <= wprio:
+                    continue
+            elif not any_policy and not satisfies_policy(pw, w, policy):
                 continue
             if fixed is not None:
                 variant = fixed
-            elif w.priority >= pw.priority or (threshold is not None and w.priority > threshold):
+            elif wprio >= pprio or (threshold is not None and wprio > threshold):
                 variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
             else:
                 variant = V_RECLAIM_WHILE_BORROWING

@@ -94,11 +94,14 @@ class Node:
             avail = min(self.subtree.get(fr, 0) + bl, avail)
         return avail
 
+    # add_usage/remove_usage inline local_available/local_quota: they are the hottest loops of a run.
     def add_usage(self, fr: FR, val: int) -> None:
         node: Node | None = self
         while node is not None:
-            local_available = node.local_available(fr)
-            node.usage[fr] = node.usage.get(fr, 0) + val
+            used = node.usage.get(fr, 0)
+            ll = node.lending.get(fr)
+            local_available = 0 if ll is None else max(0, max(0, node.subtree.get(fr, 0) - ll) - used)
+            node.usage[fr] = used + val
             if val <= local_available:
                 return
             val -= local_available
@@ -107,8 +110,10 @@ class Node:
     def remove_usage(self, fr: FR, val: int) -> None:
         node: Node | None = self
         while node is not None:
-            stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
-            node.usage[fr] = node.usage.get(fr, 0) - val
+            used = node.usage.get(fr, 0)
+            ll = node.lending.get(fr)
+            stored_in_parent = used if ll is None else used - max(0, node.subtree.get(fr, 0) - ll)
+            node.usage[fr] = used - val
             if stored_in_parent <= 0:
                 return
             val = min(val, stored_in_parent)
@@ -129,7 +134,11 @@ class Node:
         return self.borrowing_with(fr, 0)
 
     def within_nominal_in(self, frs: Iterable[FR]) -> bool:
-        return all(self.subtree.get(fr, 0) >= self.usage.get(fr, 0) for fr in frs)
+        subtree, usage = self.subtree, self.usage
+        for fr in frs:  # a plain loop: called for every queue of a cohort on each preemption search
+            if subtree.get(fr, 0) < usage.get(fr, 0):
+                return False
+        return True
 
     def quantities_fit_in_quota(self, requests: dict[FR, int]) -> tuple[bool, dict[FR, int]]:
         fits = True

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from kueueplan.kube.objects import ANY, selector_matches
 from kueueplan.simulate import preemption
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT)
-from kueueplan.simulate.resource_node import FR
+from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import SimWorkload
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def run_cycle(sim: "Simulation") -> bool:
     else:
         ordered = sorted(entries, key=Entry.sort_key)
 
-    claimed: dict[str, SimWorkload] = {}
+    claimed = _Claimed()
     temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only
     preemptions: list[tuple[Entry, list[preemption.Target]]] = []
     progress = False
@@ -158,7 +158,22 @@ def run_cycle(sim: "Simulation") -> bool:
     return progress
 
 
-def _process(sim: "Simulation", e: Entry, claimed: dict[str, SimWorkload],
+class _Claimed(dict[str, SimWorkload]):
+    """The victims claimed so far in a cycle (by key), also grouped by cohort tree root: a victim's quota
+    only moves nodes of its own tree, so the fit check need only remove those of the entry's tree
+    (usage is a function of the set of holders, so the result is the same as removing all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_root: dict[Node, list[SimWorkload]] = {}
+
+    def claim(self, wl: SimWorkload, root: Node) -> None:
+        if wl.key not in self:
+            self[wl.key] = wl
+            self.by_root.setdefault(root, []).append(wl)
+
+
+def _process(sim: "Simulation", e: Entry, claimed: _Claimed,
              temporary: list[tuple[str, dict[FR, int]]]) -> str:
     assert e.assignment is not None
     cq = sim.cluster.cluster_queues[e.cq]
@@ -181,7 +196,10 @@ def _process(sim: "Simulation", e: Entry, claimed: dict[str, SimWorkload],
         e.requeue_reason = FAILED_AFTER_NOMINATION
         e.message = "Workload has overlapping preemption targets with another workload"
         return "skipped"
-    victims = list(claimed.values()) + [t.workload for t in e.targets if t.workload.key not in claimed]
+    root = node.root()
+    cqs = sim.tree.cqs
+    victims = claimed.by_root.get(root, []) + [t.workload for t in e.targets if t.workload.key not in claimed
+                                               and cqs[t.workload.cluster_queue].root() is root]
     for v in victims:
         sim.tree.cqs[v.cluster_queue].remove_usages(v.usage)
     fits = all(node.cq_available(fr) >= v for fr, v in usage.items())
@@ -192,7 +210,7 @@ def _process(sim: "Simulation", e: Entry, claimed: dict[str, SimWorkload],
         e.message = "Workload no longer fits after processing another workload"
         return "skipped"
     for t in e.targets:
-        claimed[t.workload.key] = t.workload
+        claimed.claim(t.workload, cqs[t.workload.cluster_queue].root())
     if mode == MODE_PREEMPT:
         node.add_usages(usage)
         temporary.append((e.cq, dict(usage)))

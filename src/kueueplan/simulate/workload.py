@@ -39,6 +39,7 @@ class SimWorkload:
     gone: bool = False  # finished or deleted: never scheduled again
     run_token: int = 0  # invalidates a scheduled completion after an eviction
     checks: dict[str, str] = field(default_factory=dict)  # admission check -> Pending/Ready
+    _equivalence: tuple[Any, tuple[Any, ...]] | None = field(default=None, repr=False)  # (spec, hash)
 
     @property
     def key(self) -> str:
@@ -53,7 +54,17 @@ class SimWorkload:
         return self.state in (QUOTA_RESERVED, ADMITTED)
 
     def equivalence_hash(self) -> tuple[Any, ...]:
-        """Kueue's scheduling equivalence: same shapes, selectors, tolerations and priority."""
+        """Kueue's scheduling equivalence: same shapes, selectors, tolerations and priority.
+
+        Cached per spec object (a spec is only ever replaced, never changed in place)."""
+        cached = self._equivalence
+        if cached is not None and cached[0] is self.spec:
+            return cached[1]
+        h = self._equivalence_of_spec()
+        self._equivalence = (self.spec, h)
+        return h
+
+    def _equivalence_of_spec(self) -> tuple[Any, ...]:
         return (self.spec.priority, self.spec.queue_name,
                 tuple((p.name, p.count, p.min_count, p.requests, p.node_selector, p.tolerations,
                        repr(p.required_affinity)) for p in self.spec.pod_sets))
