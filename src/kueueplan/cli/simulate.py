@@ -20,11 +20,8 @@ def _load(path: Path, env: str | None, until: str | None) -> Any:
     from kueueplan.simulate.scenario import load_scenario, parse_duration, scenario_from_dict
 
     if path.is_dir():
-        try:
-            from kueueplan.compile import scenario_for  # type: ignore[attr-defined]
-        except ImportError:
-            raise KueueplanError("simulating a spec folder needs kueueplan.compile.scenario_for, which is not available",
-                                 file=str(path), hint="pass a Scenario file instead") from None
+        from kueueplan.compile import scenario_for
+
         if env is None:
             raise KueueplanError("a spec folder needs --env", file=str(path), hint="e.g. --env prod")
         scenario = scenario_from_dict(scenario_for(path, env), file=f"{path}/ (env {env})", base=path)

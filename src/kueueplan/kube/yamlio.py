@@ -118,6 +118,15 @@ def read_text(path: str | Path) -> str:
                         hint="save the file as UTF-8; Kubernetes manifests are UTF-8") from None
 
 
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def yaml_files(folder: Path) -> list[Path]:
+    """YAML files below a folder in sorted order, skipping hidden files and folders (.git, .venv)."""
+    return sorted(p for p in folder.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
 def load_file(path: str | Path) -> list[Document]:
     return load_text(read_text(path), file=str(path))
 

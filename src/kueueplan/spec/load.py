@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ValidationError
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.yamlio import Document, load_file
+from kueueplan.kube.yamlio import Document, load_file, yaml_files
 from kueueplan.spec.models import API_VERSION, DOCUMENT_MODELS
 
 Loc = tuple[str | int, ...]
@@ -100,9 +100,7 @@ def spec_files(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise KueueplanError(f"spec folder {path} does not exist", hint="pass the folder holding your spec files")
-    files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
-                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
-    return files
+    return yaml_files(path)
 
 
 def load_spec(path: str | Path) -> Platform:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
-from kueueplan.kube.yamlio import Document, load_text
+from kueueplan.kube.yamlio import Document, load_text, yaml_files
 from kueueplan.validate.finding import Finding
 from kueueplan.validate.model import Obj, make_obj
 
@@ -23,7 +23,6 @@ ENV_DOC = re.compile(r"^kind:\s*['\"]?Environment['\"]?\s*$", re.M)
 # kueueplan documents that are not part of a spec (simulate's input): skipped among manifests.
 NON_SPEC_KINDS = ("Scenario",)
 POLICY_GROUP = "policy.kueueplan.io"
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass
@@ -50,12 +49,6 @@ def gather(paths: list[str], stdin_text: str | None = None) -> Inputs:
         else:
             _add_file(inputs, path)
     return inputs
-
-
-def yaml_files(folder: Path) -> list[Path]:
-    """YAML files below a folder in sorted order, skipping hidden folders (.git, .venv)."""
-    return sorted(p for p in folder.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -205,12 +198,8 @@ def _shape_problem(data: Any) -> str | None:
 def _add_spec(inputs: Inputs, folder: Path) -> None:
     """Load a spec folder with the spec helper's loader, compile it and validate the manifests it yields."""
     inputs.files.append(str(folder))
-    try:
-        from kueueplan.validate.specinput import compiled_objects
-    except ImportError:  # spec pipeline not available: report rather than crash
-        inputs.findings.append(Finding("KP003", "error", str(folder), None, "",
-                                       "spec folders need kueueplan.spec and kueueplan.compile"))
-        return
+    from kueueplan.validate.specinput import compiled_objects  # the spec pipeline, loaded only for spec folders
+
     try:
         objects = compiled_objects(folder)
     except KueueplanError as err:

@@ -18,9 +18,9 @@ from typing import Any, Iterable, Mapping
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import objects
 from kueueplan.kube.quantity import QuantityError, canonical
+from kueueplan.kube import yamlio
 from kueueplan.kube.yamlio import Document, load_file
 
-YAML_SUFFIXES = (".yaml", ".yml")
 KUEUEPLAN_API = "kueueplan.io/v1alpha1"
 # Labels/annotations kueueplan writes itself; they say nothing about the cluster's behaviour.
 OWN_PREFIXES = ("kueueplan.io/",)
@@ -38,8 +38,7 @@ def yaml_files(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise KueueplanError("no such file or folder", file=str(path))
-    return sorted(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    return yamlio.yaml_files(path)
 
 
 def load_documents(paths: Iterable[Path]) -> list[Document]:

@@ -156,11 +156,10 @@ def never_admissible(ctx: Context) -> Iterator[Hit]:
     candidates = [o for o in ctx.objects if o.kind in ADMITTABLE_KINDS and _queued(o)]
     if not candidates or not ctx.kueue("ClusterQueue"):
         return
-    try:
-        from kueueplan.simulate.admissibility import can_ever_admit
-        from kueueplan.simulate.resource_node import build_tree
-    except ImportError:  # the simulator is optional for validation
-        return
+    # The simulator's quota model, so validate and simulate never disagree; imported only when needed.
+    from kueueplan.simulate.admissibility import can_ever_admit
+    from kueueplan.simulate.resource_node import build_tree
+
     cluster = _cluster(ctx)
     try:
         tree = build_tree(cluster)
