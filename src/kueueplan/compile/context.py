@@ -8,7 +8,7 @@ from functools import cached_property
 
 from kueueplan.errors import KueueplanError
 from kueueplan.spec.load import Entry, Platform
-from kueueplan.spec.types import is_dns_label
+from kueueplan.kube.names import is_dns_label
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueueplan"}

@@ -12,35 +12,11 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.names import (DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, is_dns_label, is_dns_subdomain,
+                                  is_qualified_name, label_value_errors)
 from kueueplan.kube.quantity import parse_quantity
 
-DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 DURATION_RE = re.compile(r"^(?:(\d+(?:\.\d+)?)(ms|s|m|h))+$")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-DNS_LABEL_PATTERN = DNS_LABEL_RE.pattern
-DNS_SUBDOMAIN_PATTERN = DNS_SUBDOMAIN_RE.pattern
-
-
-def is_dns_label(value: str) -> bool:
-    return isinstance(value, str) and len(value) <= 63 and bool(DNS_LABEL_RE.match(value))
-
-
-def is_dns_subdomain(value: str) -> bool:
-    return isinstance(value, str) and len(value) <= 253 and bool(DNS_SUBDOMAIN_RE.match(value))
-
-
-def is_qualified_name(value: str) -> bool:
-    """Label-key syntax (used for resource names and label keys): [prefix/]name."""
-    if not isinstance(value, str) or not value:
-        return False
-    prefix, _, name = value.rpartition("/")
-    if prefix and not is_dns_subdomain(prefix):
-        return False
-    return len(name) <= 63 and bool(_QUALIFIED_NAME_PART.match(name))
 
 
 def _check_label(value: Any) -> str:
@@ -79,13 +55,6 @@ def _check_quantity(value: Any) -> Any:
     return value
 
 
-def duration_seconds(value: str | int | float) -> float:
-    """Seconds of a Kubernetes-style duration ('90s', '1h30m') or a plain number of seconds."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(value))
-
-
 def _check_duration(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 90s, 15m or 1h30m")
@@ -121,7 +90,6 @@ ResourceName = Annotated[str, BeforeValidator(_check_resource_name),
 Quantity = Annotated[Any, BeforeValidator(_check_quantity), WithJsonSchema(_QUANTITY_SCHEMA)]
 Duration = Annotated[Any, BeforeValidator(_check_duration), WithJsonSchema(_DURATION_SCHEMA)]
 StringMap = Annotated[dict[str, str], WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}})]
-_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def _check_label_key(key: str) -> str:
@@ -132,7 +100,7 @@ def _check_label_key(key: str) -> str:
 
 
 def _check_label_value(value: str) -> str:
-    if len(value) > 63 or not _LABEL_VALUE_RE.match(value):
+    if label_value_errors(value):
         raise ValueError(f"{value!r} is not a valid label value: at most 63 letters, digits, '-', '_' or '.', "
                          "starting and ending with a letter or digit")
     return value

@@ -7,7 +7,7 @@ from typing import Any
 
 from kueueplan.validate import coreschema
 from kueueplan.validate.model import Context, Obj
-from kueueplan.validate.names import (
+from kueueplan.kube.names import (
     dns_label_errors,
     dns_subdomain_errors,
     label_value_errors,

@@ -11,7 +11,7 @@ from typing import Any
 
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
-from kueueplan.validate.names import dns_subdomain_errors
+from kueueplan.kube.names import dns_subdomain_errors
 from kueueplan.validate.registry import Hit, rule
 
 _RAY = ("RayJob", "RayCluster", "RayService")

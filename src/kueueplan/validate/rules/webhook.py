@@ -11,7 +11,7 @@ from typing import Any
 from kueueplan.kube.quantity import parse_quantity
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
-from kueueplan.validate.names import label_value_errors, qualified_name_errors
+from kueueplan.kube.names import label_value_errors, qualified_name_errors
 from kueueplan.validate.registry import Hit, rule
 from kueueplan.validate.rules.references import dig
 

@@ -1,4 +1,4 @@
-"""The API server's name and label syntax (k8s.io/apimachinery/pkg/util/validation)."""
+"""The API server's name and label syntax (k8s.io/apimachinery/pkg/util/validation), shared by spec and validate."""
 
 from __future__ import annotations
 
@@ -57,3 +57,21 @@ def label_value_errors(value: str) -> list[str]:
         errs.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
                     "'.', and must start and end with an alphanumeric character")
     return errs
+
+
+# Patterns for JSON Schema (the spec's schemas) and yes/no checks for code that only needs the verdict.
+DNS_LABEL_PATTERN = _DNS_LABEL.pattern
+DNS_SUBDOMAIN_PATTERN = _DNS_SUBDOMAIN.pattern
+
+
+def is_dns_label(value: object) -> bool:
+    return isinstance(value, str) and not dns_label_errors(value)
+
+
+def is_dns_subdomain(value: object) -> bool:
+    return isinstance(value, str) and not dns_subdomain_errors(value)
+
+
+def is_qualified_name(value: object) -> bool:
+    """Label-key syntax (also resource names): [prefix/]name."""
+    return isinstance(value, str) and bool(value) and not qualified_name_errors(value)
