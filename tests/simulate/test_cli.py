@@ -153,3 +153,13 @@ def test_spec_folder_with_env() -> None:
     assert any(e["type"] == "Preempted" and e["reason"] == "InClusterQueue" for e in data["events"])
     code, _, err = invoke(["simulate", str(spec)])
     assert code == 2 and "--env" in err
+
+
+def test_text_report_states_the_expectation_verdict() -> None:
+    from kueueplan.compile import scenario_for
+
+    spec = Path(__file__).resolve().parents[2] / "environments"
+    declared = len(scenario_for(spec, "prod")["spec"]["expectations"])
+    result = CliRunner().invoke(main, ["simulate", str(spec), "--env", "prod"])  # click >= 8.2 keeps stderr apart
+    assert result.exit_code == 0
+    assert f"expectations: {declared} of {declared} passed" in result.stderr

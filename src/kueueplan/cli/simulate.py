@@ -82,7 +82,10 @@ def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Pat
     if plot is not None:
         report.plot(sim, result, plot)
     failures = check_expectations(sim)
+    for f in failures:
+        click.echo(f"expectation failed: {f}", err=True)
+    total = len(scenario.expectations)
+    if total and fmt != "json":  # people see the gate's verdict; the JSON contract stays as specified
+        click.echo(f"expectations: {total - len(failures)} of {total} passed", err=True)
     if failures:
-        for f in failures:
-            click.echo(f"expectation failed: {f}", err=True)
         sys.exit(1)
