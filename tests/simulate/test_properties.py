@@ -146,3 +146,17 @@ def test_flat_cohort_fast_path_matches_the_tree(data: dict[str, Any]) -> None:
     finally:
         preemption.Preemptor.__init__ = original  # type: ignore[method-assign]
     assert fast == slow
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_cycle_candidate_cache_matches_a_fresh_search(data: dict[str, Any]) -> None:
+    """Preemption caches each cohort level's candidates for a cycle; searching afresh every time gives the same run."""
+    cached = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    original = engine_mod.Simulation.preemption_cache
+    engine_mod.Simulation.preemption_cache = lambda self: {}  # type: ignore[method-assign]
+    try:
+        fresh = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    finally:
+        engine_mod.Simulation.preemption_cache = original  # type: ignore[method-assign]
+    assert cached == fresh

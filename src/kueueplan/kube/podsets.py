@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -85,7 +86,7 @@ class WorkloadSpec:
     finishes: bool = True  # False for a RayCluster: it holds quota until deleted
     problem: str | None = None  # a reason Kueue would never create/admit it (e.g. missing priority class)
 
-    @property
+    @cached_property  # read in every queue and scheduler step of a simulation
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 

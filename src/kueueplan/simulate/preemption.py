@@ -35,6 +35,8 @@ class State(Protocol):
 
     def workloads_in(self, cq: str) -> Iterable[SimWorkload]: ...
 
+    def preemption_cache(self) -> dict: ...  # emptied whenever holders or usage may have changed
+
 
 @dataclass
 class Target:
@@ -51,7 +53,12 @@ class _Candidate:
 
 def candidates_order_key(wl: SimWorkload, preemptor_cq: str) -> tuple:
     """CandidatesOrdering: other CQs first, lower priority, most recently reserved, then creation."""
-    return (wl.cluster_queue == preemptor_cq, wl.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
+    return (wl.cluster_queue == preemptor_cq,) + _other_queue_order(wl)
+
+
+def _other_queue_order(wl: SimWorkload) -> tuple:
+    """CandidatesOrdering among workloads on the same side of "other CQs first" (reserve_seq is unique)."""
+    return (wl.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
 
 
 def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str) -> bool:
@@ -78,6 +85,8 @@ class Preemptor:
         self._pending: dict[str, dict[FR, int]] = {}  # per ClusterQueue: usage change not yet on the tree
         self._removed: dict[FR, int] = {}  # total removed so far (flat trees)
         self.flat = self.node.parent is None or self.node.parent.flat
+        self._frs_key = tuple(sorted(frs))
+        self.cache = state.preemption_cache()
 
     # -- classification -----------------------------------------------------------
 
@@ -87,13 +96,16 @@ class Preemptor:
             return True, None
         return False, bwc.max_priority_threshold
 
-    def _from_cq(self, node: Node, lca: Node | None, hierarchical: bool) -> list[_Candidate]:
-        """The candidates of one ClusterQueue with their variant (classifyPreemptionVariant), or none."""
-        same = node is self.node
+    def _classify(self, holders: Iterable[SimWorkload], lca: Node | None, same: bool, hierarchical: bool
+                  ) -> list[_Candidate]:
+        """The candidates among one ClusterQueue's or cohort level's holders, with their variant
+        (classifyPreemptionVariant), in the order of `holders`."""
         p = self.cq.preemption
         policy = p.within_cluster_queue if same else p.reclaim_within_cohort
+        out: list[_Candidate] = []
         if policy == NEVER:
-            return []
+            return out
+        threshold: int | None = None
         if same:
             fixed: int | None = V_WITHIN_CQ
         elif hierarchical:
@@ -101,15 +113,11 @@ class Preemptor:
         else:
             forbidden, threshold = self._bwc_forbidden()
             fixed = V_RECLAIM_WITHOUT_BORROWING if forbidden else None
-        frs = self.frs
         pw = self.wl
-        out = []
         pprio = pw.priority
         lower_only = policy == LOWER_PRIORITY  # the common policies, checked inline (hot loop)
         any_policy = policy == ANY
-        for w in self.state.workloads_in(node.name):
-            if frs.isdisjoint(w.usage):  # WorkloadUsesResources
-                continue
+        for w in holders:
             wprio = w.spec.priority
             if lower_only:
                 if pprio <= wprio:
@@ -125,31 +133,79 @@ class Preemptor:
             out.append(_Candidate(w, lca, variant))
         return out
 
-    def _collect_subtree(self, current: Node, subtree_root: Node, skip: Node | None, hierarchical: bool,
-                         out: list[_Candidate]) -> None:
+    def _own_candidates(self) -> list[_Candidate]:
+        frs = self.frs
+        holders = [w for w in self.state.workloads_in(self.node.name) if not frs.isdisjoint(w.usage)]
+        same = self._classify(holders, None, True, False)
+        same.sort(key=lambda c: _other_queue_order(c.wl))
+        return same
+
+    # Cohort levels are cached per snapshot (state.preemption_cache): every head of a cohort searches the
+    # same queues in a cycle, so a level's holders are gathered and sorted once, and classified once per
+    # preemptor priority (unless the policy also reads the preemptor's queue time).
+
+    def _level_candidates(self, current: Node, skip: Node | None, hierarchical: bool) -> list[_Candidate]:
+        p = self.cq.preemption
+        bwc = p.borrow_within_cohort
+        key = ("candidates", id(current), id(skip), self._frs_key, hierarchical, self.wl.priority,
+               p.reclaim_within_cohort, bwc.policy, bwc.max_priority_threshold)
+        got = self.cache.get(key)
+        if got is None:
+            got = self._classify(self._level_holders(current, skip), current, False, hierarchical)
+            if p.reclaim_within_cohort != LOWER_OR_NEWER_EQUAL_PRIORITY:
+                self.cache[key] = got
+        if skip is None and not self.node.within_nominal_in(self.frs):
+            own = self.cq.name  # the level reaches the preemptor's own queue: its workloads are not cohort candidates
+            got = [c for c in got if c.wl.cluster_queue != own]
+        return got
+
+    def _level_holders(self, current: Node, skip: Node | None) -> list[SimWorkload]:
+        """collectCandidatesInSubtree's reach: the holders of every ClusterQueue over nominal in the
+        resources under `current`, not below `skip` nor in cohorts within nominal, in candidate order."""
+        key = ("holders", id(current), id(skip), self._frs_key)
+        got = self.cache.get(key)
+        if got is None:
+            runs: list[list[SimWorkload]] = []
+            self._subtree_holders(current, skip, runs)
+            got = runs[0] if len(runs) == 1 else sorted((w for r in runs for w in r), key=_other_queue_order)
+            self.cache[key] = got
+        return got
+
+    def _subtree_holders(self, current: Node, skip: Node | None, runs: list[list[SimWorkload]]) -> None:
+        frs = self.frs
         for child in current.child_cohorts:
-            if child is skip or child.within_nominal_in(self.frs):
-                continue
-            self._collect_subtree(child, subtree_root, skip, hierarchical, out)
+            if child is not skip and not child.within_nominal_in(frs):
+                self._subtree_holders(child, None, runs)
         for child in current.child_cqs:
-            if child is self.node:
-                continue
-            if not child.within_nominal_in(self.frs):
-                out.extend(self._from_cq(child, subtree_root, hierarchical))
+            if not child.within_nominal_in(frs):
+                holders = sorted((w for w in self.state.workloads_in(child.name) if not frs.isdisjoint(w.usage)),
+                                 key=_other_queue_order)  # WorkloadUsesResources
+                if holders:
+                    runs.append(holders)
 
     def _collect_hierarchical(self, skip_priority: bool) -> tuple[list[_Candidate], list[_Candidate]]:
+        """Cohort candidates in candidate order: hierarchical (the preemptor fits below that level) and
+        priority-based."""
         hier: list[_Candidate] = []
         prio: list[_Candidate] = []
         if self.node.parent is None or self.cq.preemption.reclaim_within_cohort == NEVER:
             return hier, prio
         previous: Node | None = None
         advantage, remaining = self.node.quantities_fit_in_quota(self.usage)
+        levels = {id(hier): 0, id(prio): 0}
         for current in self.node.path_parent_to_root():
             if advantage or not skip_priority:
-                self._collect_subtree(current, current, previous, advantage, hier if advantage else prio)
+                found = self._level_candidates(current, previous, advantage)
+                if found:
+                    out = hier if advantage else prio
+                    out.extend(found)
+                    levels[id(out)] += 1
             fits, remaining = current.quantities_fit_in_quota(remaining)
             advantage = advantage or fits
             previous = current
+        for out in (hier, prio):
+            if levels[id(out)] > 1:  # several levels: merge them
+                out.sort(key=lambda c: _other_queue_order(c.wl))
         return hier, prio
 
     # -- the search -------------------------------------------------------------
@@ -243,14 +299,13 @@ class Preemptor:
     def targets(self) -> list[Target]:
         same: list[_Candidate] = []
         if self.cq.preemption.within_cluster_queue != NEVER:
-            same = self._from_cq(self.node, None, False)
+            same = self._own_candidates()
         forbidden, _ = self._bwc_forbidden()
         borrow_only = forbidden and not self._under_nominal_in_needed()
         # With borrowWithinCohort forbidden and the preemptor over nominal, Kueue makes one pass that
         # allows borrowing, in which every non-hierarchical cohort candidate is invalid: skip collecting them.
         hier, prio = self._collect_hierarchical(skip_priority=borrow_only)
-        key = lambda c: candidates_order_key(c.wl, self.cq.name)  # noqa: E731
-        candidates = sorted(hier, key=key) + sorted(prio, key=key) + sorted(same, key=key)
+        candidates = hier + prio + same  # each already in candidate order
         if not candidates:
             return []
         if not hier and not prio or borrow_only:
@@ -278,8 +333,7 @@ class Preemptor:
         bl = node.borrowing.get(fr)
         root_room = (root.subtree.get(fr, 0) - root.usage.get(fr, 0)) if root is not None else 0
         cqs = self.state.tree.cqs
-        removed_total = 0
-        removed_own = 0
+        removed_total = removed_own = 0
         removed_by_cq: dict[str, int] = {}
 
         def avail() -> int:
@@ -296,37 +350,40 @@ class Preemptor:
                 return False
             return v <= avail()
 
-        def amount(c: _Candidate) -> int:
-            return c.wl.usage.get(fr, 0)
-
-        chosen: list[_Candidate] = []
-        need_avail = v - avail()
+        own_total = sum(c.wl.usage.get(fr, 0) for c in candidates if c.wl.cluster_queue == own_name)
         need_own = 0 if borrow else own_used + v - nominal
-        own_total = sum(amount(c) for c in candidates if c.wl.cluster_queue == own_name)
+        if v > 0 and (root is None or bl is not None):
+            # The preemptor's own headroom (nominal + borrowing limit - own usage) caps availability, and
+            # only its own queue's removals raise it: another lower bound on what they must remove.
+            need_own = max(need_own, own_used + v - nominal - (0 if root is None else bl))
         if need_own > own_total:
             return None
+        need_avail = v - avail()
+        chosen: list[_Candidate] = []
         for c in candidates:
-            cq = c.wl.cluster_queue or ""
-            if cq != own_name:
-                if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
-                    continue
-                other = cqs[cq]
-                if other.subtree.get(fr, 0) >= other.usage.get(fr, 0) - removed_by_cq.get(cq, 0):
-                    continue  # that queue is back within nominal
-            u = amount(c)
-            chosen.append(c)
-            removed_by_cq[cq] = removed_by_cq.get(cq, 0) + u
-            removed_total += u
-            need_avail -= u
+            w = c.wl
+            cq = w.cluster_queue or ""
+            u = w.usage.get(fr, 0)
             if cq == own_name:
                 removed_own += u
                 need_own -= u
+            else:
+                if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
+                    continue
+                gone = removed_by_cq.get(cq, 0)
+                other = cqs[cq]
+                if other.subtree.get(fr, 0) >= other.usage.get(fr, 0) - gone:
+                    continue  # that queue is back within nominal
+                removed_by_cq[cq] = gone + u
+            chosen.append(c)
+            removed_total += u
+            need_avail -= u
             if need_avail > 0 or need_own > 0 or not fits():
                 continue
             # fill back (fillBackWorkloads), on the same integers
             for i in range(len(chosen) - 2, -1, -1):
                 back = chosen[i]
-                bu = amount(back)
+                bu = back.wl.usage.get(fr, 0)
                 is_own = back.wl.cluster_queue == own_name
                 removed_total -= bu
                 if is_own:
