@@ -9,10 +9,8 @@ time: a victim frees its quota at the instant it is preempted, requeue-all is im
 from __future__ import annotations
 
 import dataclasses
-import gc
 import heapq
-from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.objects import Cluster, ClusterQueue, read_object
@@ -21,6 +19,7 @@ from kueueplan.simulate import preemption, scheduler
 from kueueplan.simulate.admissibility import never_admissible_reason
 from kueueplan.simulate.admissionchecks import AdmissionCheckController, applicable_checks
 from kueueplan.simulate.flavorassigner import Assignment
+from kueueplan.simulate.heap import without_cycle_collector
 from kueueplan.simulate.queue import ClusterQueueQueue
 from kueueplan.simulate.resource_node import FR, build_tree
 from kueueplan.simulate.scenario import Scenario, WorkloadTemplate
@@ -627,23 +626,9 @@ def ms_to_seconds(ms: int | None) -> int | float | None:
     return ms // 1000 if ms % 1000 == 0 else ms / 1000
 
 
+@without_cycle_collector
 def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> Simulation:
-    with no_cyclic_gc():
-        return Simulation(scenario, progress).run()
-
-
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """Pause Python's cycle collector. A run keeps every workload, event and queue entry alive to the end
-    and makes almost no reference cycles, so each collection only re-walks a growing heap: a third of the
-    large benchmark's time went there. Reference counting still frees everything else at once."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+    return Simulation(scenario, progress).run()
 
 
 __all__ = ["Simulation", "simulate", "ms_to_seconds"]

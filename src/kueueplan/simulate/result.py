@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueueplan.simulate.engine import Simulation, ms_to_seconds
+from kueueplan.simulate.heap import without_cycle_collector
 from kueueplan.simulate.scenario import Expectation
 from kueueplan.simulate.workload import SimWorkload
 
@@ -29,6 +30,7 @@ def workload_entry(wl: SimWorkload) -> dict[str, Any]:
     }
 
 
+@without_cycle_collector
 def result_json(sim: Simulation) -> dict[str, Any]:
     out: dict[str, Any] = {
         "scenario": sim.scenario.name,

@@ -20,6 +20,7 @@ from kueueplan.kube import yamlio
 from kueueplan.kube.objects import read_object
 from kueueplan.kube.podsets import version_tuple
 from kueueplan.kube.quantity import resource_value
+from kueueplan.simulate.heap import without_cycle_collector
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _UNIT_MS = {"h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1, "us": 0.001, "µs": 0.001, "ns": 0.000001}
@@ -133,10 +134,12 @@ def load_scenario(path: str | Path, until: Any = None) -> Scenario:
     return scenario
 
 
+@without_cycle_collector
 def scenario_from_document(doc: yamlio.Document, path: Path | None) -> Scenario:
     return _Reader(doc, path).read()
 
 
+@without_cycle_collector
 def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: Path | None = None) -> Scenario:
     """Build a Scenario from an in-memory dict (e.g. `compile.scenario_for`); base resolves manifestFiles."""
     doc = yamlio.Document(data=data, file=file, index=0, line=1)
@@ -404,6 +407,8 @@ class _Reader:
 
 
 def _deep_copy(value: Any) -> Any:
+    if isinstance(value, (str, int, float)) or value is None:  # most leaves: skip the slower ABC check
+        return value
     if isinstance(value, Mapping):
         return {k: _deep_copy(v) for k, v in value.items()}
     if isinstance(value, list):
