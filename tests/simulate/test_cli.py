@@ -120,6 +120,8 @@ def test_manifest_files_relative(tmp_path: Path) -> None:
         "[{name: f, resources: [{name: cpu, nominalQuota: 2}]}]}]}\n---\n"
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {namespace: default, name: lq}\n"
         "spec: {clusterQueue: cq}\n")
+    (gen / ".backup").mkdir()  # hidden files and folders are skipped, as every folder walk does
+    (gen / ".backup" / "queues.yaml").write_text("a: [1, 2\n")  # an editor's leftover, not even YAML
     sc = tmp_path / "sc"
     sc.mkdir()
     head, tail = BASE.split("  workloads:\n")

@@ -35,6 +35,19 @@ def test_list_items_are_objects_with_their_own_lines(tmp_path: Path) -> None:
     assert [(f.rule, f.line, f.object) for f in findings if f.rule == "KP102"] == [("KP102", 7, "Namespace/Bad_Name")]
 
 
+def test_api_lists_are_flattened_as_by_the_workflow_commands(tmp_path: Path) -> None:
+    """`kubectl get clusterqueues -o yaml` style lists: validate and diff/graph/import read the same objects."""
+    from kueueplan.workflow.manifests import load_documents
+
+    text = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavorList\nitems:\n"
+            "- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: ResourceFlavor\n  metadata:\n    name: Bad_Name\n"
+            "- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: ResourceFlavor\n  metadata:\n    name: ok\n")
+    (tmp_path / "list.yaml").write_text(text)
+    findings = validate([str(tmp_path / "list.yaml")], crds=None, policies=[]).findings
+    assert [(f.rule, f.line) for f in findings if f.rule == "KP102"] == [("KP102", 7)]
+    assert [d.data["metadata"]["name"] for d in load_documents([tmp_path / "list.yaml"])] == ["Bad_Name", "ok"]
+
+
 def test_kustomization_roots_are_separate_universes(tmp_path: Path) -> None:
     flavor = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n"
     for env in ("dev", "prod"):

@@ -112,6 +112,14 @@ def api_version_of(data: Mapping[str, Any]) -> tuple[str, str]:
     return "", av
 
 
+def list_items(data: Any) -> list[Any] | None:
+    """The items of a list document (kubectl's `kind: List` export, or an API list such as ClusterQueueList),
+    or None when `data` is a single object."""
+    if isinstance(data, Mapping) and str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
+        return data["items"]
+    return None
+
+
 def meta(data: Mapping[str, Any]) -> Mapping[str, Any]:
     value = data.get("metadata")
     return value if isinstance(value, Mapping) else {}

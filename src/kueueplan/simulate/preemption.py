@@ -4,7 +4,8 @@ Candidates: same-CQ workloads allowed by `withinClusterQueue`, and (hierarchical
 CQs over nominal found while walking from the preemptor's parent to the root, classified as
 hierarchical / reclaim-without-borrowing / reclaim-while-borrowing; ordered by CandidatesOrdering;
 one or two greedy passes with or without borrowing; then the minimal set (fillBackWorkloads).
-All trial removals are made on the live quota tree and undone before returning.
+All trial removals are made on the live quota tree and undone before returning. Searches run only while a
+cycle nominates, when holders and usage stay put, so cohort levels' candidate lists are cached per cycle.
 """
 
 from __future__ import annotations

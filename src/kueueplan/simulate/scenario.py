@@ -261,7 +261,7 @@ class _Reader:
             raise self.err(f"manifestFiles entry {entry!r} leaves {root}", where,
                            hint="keep manifests inside the repository that holds the scenario")
         if target.is_dir():
-            files = sorted(p for p in target.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+            files = yamlio.yaml_files(target)  # as build, validate and diff walk folders (hidden ones skipped)
             for p in files:
                 if root not in p.resolve().parents:
                     raise self.err(f"{p} (a link) leaves {root}", where)

@@ -14,6 +14,7 @@ from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
+from kueueplan.kube.objects import list_items
 from kueueplan.kube.yamlio import Document, load_text, yaml_files
 from kueueplan.validate.finding import Finding
 from kueueplan.validate.model import Obj, make_obj
@@ -171,8 +172,9 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
             continue
         if str(data["apiVersion"]).startswith("kustomize.config.k8s.io/"):
             continue  # a kustomize build file, not an API object
-        if data.get("kind") == "List" and isinstance(data.get("items"), list):
-            for i, item in enumerate(data["items"]):
+        items = list_items(data)
+        if items is not None:
+            for i, item in enumerate(items):
                 problem = _shape_problem(item)
                 if problem:
                     inputs.findings.append(Finding("KP002", "error", file, doc.line_of(("items", i)), "",

@@ -64,9 +64,10 @@ def _looks_like_object(data: Any) -> bool:
 
 def _flatten(doc: Document) -> list[Document]:
     data = doc.data
-    if isinstance(data, Mapping) and str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
+    items = objects.list_items(data)
+    if items is not None:
         return [Document(data=item, file=doc.file, index=doc.index, line=doc.line)
-                for item in data["items"] if isinstance(item, Mapping)]
+                for item in items if isinstance(item, Mapping)]
     if isinstance(data, Mapping) and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"):
         return []  # kustomize's build file, not an object on the cluster
     if not isinstance(data, Mapping):
