@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueueplan.compile.context import KUEUE_GROUP, TEAM_LABEL, EnvContext, metadata
+from kueueplan.compile.served import served
 from kueueplan.kube.quantity import canonical, parse_quantity
 from kueueplan.spec.load import Entry
 from kueueplan.spec.models import FlavorQuota, LocalQueueSpec, NamespaceSpec, TeamSpec
@@ -46,7 +47,7 @@ def resource_flavors(ctx: EnvContext) -> list[Manifest]:
                               "metadata": metadata(entry.name, "ResourceFlavor", entry)}
         if body:
             manifest["spec"] = body
-        out.append(manifest)
+        out.append(served(ctx, entry, manifest))
     return out
 
 
@@ -58,7 +59,7 @@ def priority_classes(ctx: EnvContext) -> list[Manifest]:
                               "metadata": metadata(entry.name, "WorkloadPriorityClass", entry), "value": spec.value}
         if spec.description is not None:
             manifest["description"] = spec.description
-        out.append(manifest)
+        out.append(served(ctx, entry, manifest))
     return out
 
 
@@ -83,7 +84,7 @@ def admission_checks(ctx: EnvContext) -> list[Manifest]:
         else:
             check["spec"] = _drop_none({"controllerName": spec.controllerName,
                                         "parameters": _dump(spec.parameters) if spec.parameters else None})
-        checks.append(check)
+        checks.append(served(ctx, entry, check))
     return checks + configs
 
 
@@ -101,8 +102,8 @@ def _provisioning_config(ctx: EnvContext, entry: Entry, name: str) -> Manifest:
         "retryStrategy": _dump(prov.retryStrategy) if prov.retryStrategy else None,
         "podSetMergePolicy": prov.podSetMergePolicy,
     })
-    return {"apiVersion": ctx.kueue_api_version, "kind": "ProvisioningRequestConfig",
-            "metadata": metadata(name, "ProvisioningRequestConfig", entry), "spec": spec}
+    return served(ctx, entry, {"apiVersion": ctx.kueue_api_version, "kind": "ProvisioningRequestConfig",
+                               "metadata": metadata(name, "ProvisioningRequestConfig", entry), "spec": spec})
 
 
 # --------------------------------------------------------------------------- quotas
@@ -219,7 +220,7 @@ def cohorts(ctx: EnvContext) -> list[Manifest]:
                               "metadata": metadata(entry.name, "Cohort", entry)}
         if body:
             manifest["spec"] = body
-        out.append(manifest)
+        out.append(served(ctx, entry, manifest))
     return out
 
 
@@ -350,8 +351,8 @@ def _cluster_queue(ctx: EnvContext, plan: TeamPlan) -> Manifest:
         body["stopPolicy"] = spec.stopPolicy
     if spec.fairSharing is not None:
         body["fairSharing"] = {"weight": canonical(spec.fairSharing.weight)}
-    return {"apiVersion": ctx.kueue_api_version, "kind": "ClusterQueue",
-            "metadata": metadata(plan.cluster_queue, "ClusterQueue", entry), "spec": body}
+    return served(ctx, entry, {"apiVersion": ctx.kueue_api_version, "kind": "ClusterQueue",
+                               "metadata": metadata(plan.cluster_queue, "ClusterQueue", entry), "spec": body})
 
 
 def _namespace_selector(plan: TeamPlan) -> dict[str, Any]:
@@ -442,8 +443,9 @@ def local_queues(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
                     body["stopPolicy"] = lq.stopPolicy
                 if lq is not None and lq.fairSharing is not None:
                     body["fairSharing"] = {"weight": canonical(lq.fairSharing.weight)}
-                out.append({"apiVersion": ctx.kueue_api_version, "kind": "LocalQueue",
-                            "metadata": metadata(name, "LocalQueue", plan.entry, namespace=ns), "spec": body})
+                out.append(served(ctx, plan.entry, {
+                    "apiVersion": ctx.kueue_api_version, "kind": "LocalQueue",
+                    "metadata": metadata(name, "LocalQueue", plan.entry, namespace=ns), "spec": body}))
     return out
 
 
