@@ -7,7 +7,7 @@ from typing import Any
 
 from kueueplan.validate.finding import Finding, severity_rank
 from kueueplan.validate.model import Context, Obj
-from kueueplan.validate.registry import Hit, Rule, iter_global_rules, object_rules_by_kind
+from kueueplan.validate.registry import Hit, Rule, all_rules, iter_global_rules, object_rules_by_kind
 
 
 @dataclass
@@ -43,7 +43,25 @@ def run_rules(ctx: Context, preliminary: list[Finding], select: set[str] | None 
     for r in iter_global_rules():
         if select is None or r.id in select:
             findings.extend(_guarded(r, None, lambda r=r: _to_findings(r, r.func(ctx))))
-    return sorted(set(findings), key=Finding.sort_key)
+    return sorted(_without_covered_cel(set(findings)), key=Finding.sort_key)
+
+
+CEL_RULE = "KP204"
+
+
+def _without_covered_cel(findings: set[Finding]) -> set[Finding]:
+    """One fault, one finding: drop a CEL failure when a rule that checks the same thing (Rule.covers_cel)
+    reported that fault on the same object; that rule points at the exact field and names the values."""
+    covers = {r.id: r.covers_cel for r in all_rules() if r.covers_cel}
+    covered: dict[tuple[str, str], set[str]] = {}
+    for f in findings:
+        for cel_message, own_text in covers.get(f.rule, ()):
+            if own_text in f.message:
+                covered.setdefault((f.file, f.object), set()).add(cel_message)
+    if not covered:
+        return findings
+    return {f for f in findings if f.rule != CEL_RULE
+            or not any(message in f.message for message in covered.get((f.file, f.object), ()))}
 
 
 def _guarded(r: Rule, obj: Obj | None, run: Any) -> list[Finding]:

@@ -39,6 +39,7 @@ class Rule:
     kinds: tuple[str, ...] = ()  # per-object rules: kinds they look at; () = every object
     scope: str = "object"  # "object": func(obj, ctx); "global": func(ctx)
     examples: dict[str, str] = field(default_factory=dict)
+    covers_cel: tuple[tuple[str, str], ...] = ()  # (CRD CEL message, text of this rule's message for that fault)
 
 
 RULES: dict[str, Rule] = {}
@@ -47,8 +48,12 @@ _FENCE = re.compile(r"^(Fails|Passes):\s*\n\s*```yaml\n(.*?)\n\s*```", re.S | re
 
 
 def rule(rule_id: str, severity: str, layer: str, kinds: tuple[str, ...] = (),
-         scope: str = "object") -> Callable[[RuleFunc], RuleFunc]:
-    """Register a rule under a stable ID. Its docstring must carry a failing and a passing example."""
+         scope: str = "object", covers_cel: tuple[tuple[str, str], ...] = ()) -> Callable[[RuleFunc], RuleFunc]:
+    """Register a rule under a stable ID. Its docstring must carry a failing and a passing example.
+
+    `covers_cel`: CRD CEL rules that this (webhook) rule also checks, at the exact field and naming the values,
+    as pairs (the CEL rule's message, a text that this rule's message holds when it reports that fault). When
+    both report one object, the KP204 finding is dropped."""
     assert severity in SEVERITIES, severity
 
     def register(func: RuleFunc) -> RuleFunc:
@@ -56,7 +61,8 @@ def rule(rule_id: str, severity: str, layer: str, kinds: tuple[str, ...] = (),
             raise ValueError(f"rule {rule_id} registered twice")
         doc = inspect.cleandoc(func.__doc__ or "")
         title = doc.split("\n", 1)[0].strip()
-        RULES[rule_id] = Rule(rule_id, severity, layer, title, doc, func, kinds, scope, parse_examples(doc))
+        RULES[rule_id] = Rule(rule_id, severity, layer, title, doc, func, kinds, scope, parse_examples(doc),
+                              covers_cel)
         return func
 
     return register

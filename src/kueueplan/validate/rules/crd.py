@@ -162,6 +162,8 @@ def crd_cel(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A CRD `x-kubernetes-validations` CEL rule fails (or errors, e.g. on a missing field).
 
     Evaluated like the API server on create: defaults applied first, transition rules (oldSelf) skipped.
+    A failure that a webhook rule also reports on the object (KP306, KP308, KP312: same check, exact field,
+    values named) is left to that rule, so each fault is reported once.
 
     Fails:
 

@@ -324,7 +324,8 @@ def quota_values(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                                 f"{q.data[key]}")
 
 
-@rule("KP306", "error", "4 webhook", kinds=_QUEUES)
+@rule("KP306", "error", "4 webhook", kinds=_QUEUES,
+      covers_cel=(("borrowingLimit must be nil when cohort is empty", "borrowingLimit of"),))
 def limits_need_cohort(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """borrowingLimit or lendingLimit is set on a queue without a cohort (or a Cohort without a parent).
 
@@ -439,7 +440,10 @@ def lending_over_nominal(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                                        f"{q.data.get('nominalQuota')}")
 
 
-@rule("KP308", "error", "4 webhook", kinds=("ClusterQueue",))
+@rule("KP308", "error", "4 webhook", kinds=("ClusterQueue",),
+      covers_cel=(("preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
+                   "preference can only be set"),
+                  ("reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never", "needs reclaimWithinCohort")))
 def fungibility_and_preemption(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """flavorFungibility.preference without both TryNextFlavor, or reclaimWithinCohort Never with borrowWithinCohort.
 
@@ -674,7 +678,8 @@ def namespace_selector_syntax(obj: Obj, ctx: Context) -> Iterator[Hit]:
         yield Hit(obj, ("spec", "namespaceSelector"), f"namespaceSelector: {err}")
 
 
-@rule("KP312", "error", "4 webhook", kinds=("ResourceFlavor",))
+@rule("KP312", "error", "4 webhook", kinds=("ResourceFlavor",),
+      covers_cel=(("supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'", "taint effect"),))
 def flavor_labels_taints(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A ResourceFlavor's nodeLabels, nodeTaints or tolerations break label/taint syntax or repeat a taint.
 
