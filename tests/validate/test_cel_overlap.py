@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
 import yaml
 
 from kueueplan.validate import validate
 from kueueplan.validate.engine import _without_covered_cel
 from kueueplan.validate.finding import Finding
 from kueueplan.validate.registry import all_rules
+
+from ._crd import cel_validations
 
 MANIFESTS = """\
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -36,21 +36,9 @@ spec:
 """
 
 
-def _cel_messages(node: Any, out: set[str]) -> set[str]:
-    if isinstance(node, dict):
-        out.update(r["message"] for r in node.get("x-kubernetes-validations") or [] if "message" in r)
-        for value in node.values():
-            _cel_messages(value, out)
-    elif isinstance(node, list):
-        for value in node:
-            _cel_messages(value, out)
-    return out
-
-
 def test_every_covered_message_is_a_crd_rule(crd_paths: list[str]) -> None:
-    messages: set[str] = set()
-    for path in Path(crd_paths[0]).glob("*.yaml"):
-        _cel_messages(yaml.safe_load(path.read_text()), messages)
+    messages = {v.get("message") for path in Path(crd_paths[0]).glob("*.yaml")
+                for v in cel_validations(yaml.safe_load(path.read_text()))}
     covered = [cel for r in all_rules() for cel, _ in r.covers_cel]
     assert covered and set(covered) <= messages
 

@@ -11,23 +11,14 @@ import yaml
 from kueueplan.validate.celrules import CelEvaluator, compile_rule, is_transition_rule, prune, referenced_names
 from kueueplan.validate.schema import Issue, SchemaCompiler
 
-
-def _rules(node: Any, out: list[str]) -> list[str]:
-    if isinstance(node, dict):
-        out += [v["rule"] for v in node.get("x-kubernetes-validations") or []]
-        for v in node.values():
-            _rules(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _rules(v, out)
-    return out
+from ._crd import cel_validations
 
 
 def test_every_crd_cel_rule_compiles(crd_paths: list[str]) -> None:
     rules: list[str] = []
     for folder in crd_paths:
         for f in sorted(Path(folder).glob("*.yaml")):
-            _rules(yaml.load(f.read_text(), Loader=yaml.CSafeLoader), rules)
+            rules += [v["rule"] for v in cel_validations(yaml.load(f.read_text(), Loader=yaml.CSafeLoader))]
     assert len(rules) > 40
     broken = [r for r in set(rules) if compile_rule(r, "").program is None]
     assert broken == []
