@@ -49,6 +49,22 @@ class Entry:
             return _located(self.overlay, self.overlay_path + path, message, hint)
         return _located(self.doc, ("spec",) + path, message, hint)
 
+    def locate(self, candidates: Iterable[Loc]) -> tuple[str, int | None]:
+        """File and line of the first candidate path (inside `spec`) that the overlay or the document writes;
+        else the nearest written ancestor of the first. A step may be an object with a `name`: the item of
+        a `quotas` list with that flavor (overlays merge quotas by flavor, so indexes differ)."""
+        candidates = list(candidates) or [()]
+        for path in candidates:
+            if self.overlay is not None:
+                concrete = _by_flavor(self.overlay.data, self.overlay_path + path)
+                if concrete is not None:
+                    return self.overlay.file, self.overlay.line_of(concrete)
+            concrete = _by_flavor(self.doc.data, ("spec",) + path)
+            if concrete is not None:
+                return self.doc.file, self.doc.line_of(concrete)
+        partial = _by_flavor(self.doc.data, ("spec",) + candidates[0], partial=True) or ("spec",)
+        return self.doc.file, self.doc.line_of(partial)
+
 
 @dataclass
 class Platform:
@@ -211,6 +227,23 @@ def _has_path(data: Any, path: Loc) -> bool:
         else:
             return False
     return True
+
+
+def _by_flavor(data: Any, path: tuple[Any, ...], partial: bool = False) -> Loc | None:
+    """`path` with quota items (steps with a `name`) turned into list indexes, if `data` has all of it; with
+    `partial`, the longest prefix it has."""
+    out: list[str | int] = []
+    for step in path:
+        name = getattr(step, "name", None)
+        if name is not None and isinstance(data, list):
+            index = next((i for i, q in enumerate(data) if isinstance(q, dict) and q.get("flavor") == name), None)
+            step = index
+        if step is not None and _has_path(data, (step,)):
+            out.append(step)
+            data = data[step]
+        else:
+            return tuple(out) if partial else None
+    return tuple(out)
 
 
 def _located(doc: Document, path: Loc, message: str, hint: str | None = None) -> KueueplanError:

@@ -87,4 +87,5 @@ def hit_to_finding(rule_id: str, severity: str, hit: Hit) -> Finding:
     obj: Obj | None = hit.obj
     if obj is None:
         return Finding(rule_id, severity, "", None, "", hit.message)
-    return Finding(rule_id, severity, obj.file, obj.line_of(hit.path), obj.ref, hit.message)
+    file, line = obj.where(hit.path)
+    return Finding(rule_id, severity, file, line, obj.ref, hit.message)

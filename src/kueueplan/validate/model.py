@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from kueueplan.kube.yamlio import Document
 
@@ -34,6 +34,7 @@ class Obj:
     name: str
     namespace: str | None
     origin_line: int | None = None  # for compiled objects: the spec line they came from
+    origin: Callable[[tuple[str | int, ...]], tuple[str, int | None]] | None = None  # compiled: path -> spec file, line
     cache: dict[str, Any] = field(default_factory=dict)  # per-object results shared by sibling rules
     universe: str = ""  # objects applied together (one kustomization root / one spec environment)
     env: str | None = None  # the environment, when known (spec environments, gen/<env>/ folders)
@@ -78,9 +79,15 @@ class Obj:
         return self.group == KUEUE_GROUP and (kind is None or self.kind == kind)
 
     def line_of(self, path: tuple[str | int, ...]) -> int | None:
-        if self.doc is None:
-            return self.origin_line
-        return self.doc.line_of(self.path_prefix + tuple(path))
+        return self.where(path)[1]
+
+    def where(self, path: tuple[str | int, ...]) -> tuple[str, int | None]:
+        """File and line of `path` inside the object; for a compiled object, where the spec wrote it."""
+        if self.doc is not None:
+            return self.file, self.doc.line_of(self.path_prefix + tuple(path))
+        if self.origin is not None:
+            return self.origin(tuple(path))
+        return self.file, self.origin_line
 
 
 def make_obj(data: dict[str, Any], doc: Document | None, file: str) -> Obj:

@@ -30,22 +30,27 @@ def compiled_objects(folder: Path) -> list[Obj]:
     objects: list[Obj] = []
     for env in sorted(environment_names(platform)):
         version = platform.environment(env).model.spec.kueueVersion
+        entries = platform.resolve(env)  # with the environment's overlays: findings may point into them
         for manifest in compile_environment(platform, env):
             if not isinstance(manifest, dict):
                 continue
             obj = make_obj(manifest, None, str(folder))
             obj.universe, obj.env, obj.env_in_ref = f"spec:{folder}:{env}", env, True
             obj.kueue_version = version
-            _locate(obj, platform)
+            _locate(obj, entries)
             objects.append(obj)
     return objects
 
 
-def _locate(obj: Obj, platform: Any) -> None:
-    """Point the object at its spec document: same name, or the team named by its team label."""
+def _locate(obj: Obj, entries: dict[str, list[Any]]) -> None:
+    """Point the object at its spec document (same name, or the team named by its team label), and its
+    fields at the spec lines that wrote them, in the environment's overlay where it set them."""
+    from kueueplan.compile.origin import spec_paths
+
     names = {obj.name, str(obj.labels.get(TEAM_LABEL, "")), obj.namespace or ""}
     for spec_kind in _SOURCES.get(obj.kind, ()):
-        for entry in platform.entries.get(spec_kind, []):
+        for entry in entries.get(spec_kind, []):
             if entry.name in names:
                 obj.file, obj.origin_line = entry.doc.file, entry.doc.line
+                obj.origin = lambda path, entry=entry, data=obj.data: entry.locate(spec_paths(data, path))
                 return
