@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings, strategies as st
 
 from kueueplan.kube.yamlio import YamlError, load_file, load_text
@@ -43,6 +44,7 @@ def test_documents_and_lines() -> None:
 
 @pytest.mark.parametrize("text,line,words", [
     ("a: 1\na: 2\n", 2, "duplicate key"),
+    ("a: &x {k: 1}\nb:\n  <<: *x\n  k: 3\n  k: 4\n", 5, "duplicate key"),  # written twice beside a merge
     ("a:\n\t- b\n", 2, "invalid YAML"),
     ("a: [1, 2\n", None, "invalid YAML"),
     ("a: !!python/object/apply:os.system ['touch /tmp/kueueplan-pwned']\n", 1, "unsupported YAML tag"),
@@ -57,6 +59,16 @@ def test_hostile_yaml_is_refused_with_location(text: str, line: int | None, word
     if line is not None:
         assert info.value.line == line
     assert not Path("/tmp/kueueplan-pwned").exists()
+
+
+def test_merge_keys_may_be_overridden_as_yaml_allows() -> None:
+    """`<<: *anchor` then the same key written in the mapping is an override, not a duplicate (the
+    scenario files' count/template idiom); among several merged anchors the first wins, as in PyYAML."""
+    text = "base: &job {name: j, cpu: 1}\nother: &o {cpu: 2, gpu: 1}\none:\n  <<: *job\n  name: k\n" \
+           "two:\n  <<: [*job, *o]\n"
+    data = load_text(text, "m.yaml")[0].data
+    assert data["one"] == {"name": "k", "cpu": 1} and data["two"] == {"name": "j", "cpu": 1, "gpu": 1}
+    assert data == yaml.safe_load(text)
 
 
 def test_billion_laughs_is_refused_quickly() -> None:

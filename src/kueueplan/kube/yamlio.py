@@ -40,20 +40,30 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Safe loader that refuses duplicate keys and keeps every scalar a plain Python value."""
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    # Keys merged in with `<<: *anchor` come first after flattening; a key written in the mapping itself
+    # overrides them (YAML's merge rule), so only a key written twice in the mapping is a duplicate.
+    written = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
     loader.flatten_mapping(node)
+    merged = len(node.value) - written
     result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
+    seen: set[Any] = set()
+    for i, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
         except TypeError:
             raise YamlError("a mapping key must be a scalar", line=key_node.start_mark.line + 1,
                             column=key_node.start_mark.column + 1) from None
-        if key in result:
-            raise YamlError(f"duplicate key {key!r}", line=key_node.start_mark.line + 1,
-                            column=key_node.start_mark.column + 1,
-                            hint="remove one of the two entries; the API server rejects duplicate keys")
+        if i >= merged:
+            if key in seen:
+                raise YamlError(f"duplicate key {key!r}", line=key_node.start_mark.line + 1,
+                                column=key_node.start_mark.column + 1,
+                                hint="remove one of the two entries; the API server rejects duplicate keys")
+            seen.add(key)
         result[key] = loader.construct_object(value_node, deep=deep)
     return result
 

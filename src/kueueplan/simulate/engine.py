@@ -60,6 +60,8 @@ class Simulation:
         self._deleting_rfs: set[str] = set()
         self._active: list[str] | None = None
         self._config_generation = 0
+        self._removals: dict[str, int] = {}  # per ClusterQueue: workloads that left it (see cq_generation)
+        self._scan_marks: list[tuple[str, Any]] = []  # flavor scans that moved on in the current cycle
         self._memo_key: Any = None
         self._preemption_cache: tuple[int, dict] = (-1, {})
         self._memo: list[preemption.Target] = []
@@ -138,6 +140,7 @@ class Simulation:
         seen: set[Any] = set()
         first_event = len(self.events)
         for _ in range(limit):
+            self._scan_marks = []
             progress = scheduler.run_cycle(self)
             if self._timers and self._timers[0][0] == self.now:
                 return  # zero-time follow-ups (Ready checks, zero runFor) first; the loop comes back here
@@ -157,7 +160,7 @@ class Simulation:
         holding = self._holding_hash
         queues = tuple((n, q.sticky, len(q.members), len(q.inadmissible), sum(b.parked for b in q.buckets.values()))
                        for n, q in sorted(self.queues.items()))
-        return hash((holding, queues))
+        return hash((holding, queues, tuple(self._scan_marks)))
 
     def _rehash_holder(self, wl: SimWorkload, holding: bool) -> None:
         """Replace wl's term in the holders' hash (call after its state, usage or holding changed)."""
@@ -298,9 +301,15 @@ class Simulation:
             immediate = reason != scheduler.NAMESPACE_MISMATCH
         else:
             immediate = reason in (scheduler.FAILED_AFTER_NOMINATION, scheduler.PENDING_PREEMPTION)
-        if immediate:
+        # A scan that stopped before the last flavor goes straight back (PendingFlavors): the next cycle
+        # resumes it from the following flavor, so that is a change too.
+        last = wl.last_assignment
+        pending = last is not None and last.pending_flavors() and reason != "Stopped"
+        if immediate or pending:
             q.push(wl)
-            return False
+            if pending:
+                self._scan_marks.append((wl.key, tuple(tuple(sorted(d.items())) for d in last.tried)))
+            return pending
         bulk = not q.strict_fifo and reason in (scheduler.NO_FIT, scheduler.NO_CANDIDATES)
         self._parked.setdefault(self._root_key(cq), set()).add(cq)
         for other in q.park(wl, bulk, never):
@@ -349,8 +358,11 @@ class Simulation:
 
     def _release(self, wl: SimWorkload) -> None:
         cq = wl.cluster_queue
+        if cq is not None and wl.holds_quota:
+            self._removals[cq] = self._removals.get(cq, 0) + 1
         if cq is not None and cq in self.tree.cqs and wl.holds_quota:
             self.tree.cqs[cq].remove_usages(wl.usage)
+        wl.last_assignment = None
         if cq is not None:
             self.holders.get(cq, {}).pop(wl.key, None)
         self._rehash_holder(wl, False)
@@ -590,6 +602,11 @@ class Simulation:
         if self._preemption_cache[0] != self.cycle:
             self._preemption_cache = (self.cycle, {})
         return self._preemption_cache[1]
+
+    def cq_generation(self, cq: str) -> tuple[int, int]:
+        """AllocatableResourceGeneration, ordered: Kueue bumps a ClusterQueue's when a workload leaves it and
+        when its cohort tree's quotas change (here: any configuration change)."""
+        return self._config_generation, self._removals.get(cq, 0)
 
     @property
     def cluster_queues(self) -> dict[str, ClusterQueue]:

@@ -3,9 +3,9 @@
 Pod sets are assigned in order; per resource group one flavor is chosen for all covered resources of the
 pod set; flavors are scanned in the ClusterQueue's order with the FlavorFungibility stopping rule; per
 (flavor, resource) the quota check yields fit / preempt / reclaim / no candidates / no fit, using a
-single-resource preemption simulation (the "oracle") where Kueue does.
-Not modelled: resuming the scan from the last tried flavor across cycles (every attempt starts at the
-first flavor), TAS pod-set groups.
+single-resource preemption simulation (the "oracle") where Kueue does. A scan that stopped before the last
+flavor records where (`tried`); the workload's next scan resumes after it (LastAssignment, kept by the
+scheduler while it is current). Not modelled: TAS pod-set groups.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from kueueplan.kube.objects import ClusterQueue, Requirement, ResourceFlavor, Re
 from kueueplan.kube.podsets import PodSet
 from kueueplan.kube.quantity import format_resource_value
 from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits
+from kueueplan.simulate.workload import LastAssignment
 
 # preemption modes, worst to best (flavorassigner.go preemptionMode)
 NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
@@ -69,6 +70,7 @@ class PodSetAssignment:
     requests: dict[str, int]  # totals for the pod set
     flavors: dict[str, str] = field(default_factory=dict)
     modes: dict[str, str] = field(default_factory=dict)
+    tried: dict[str, int] = field(default_factory=dict)  # resource -> flavor index the scan stopped at, or -1
 
     def mode(self) -> str:
         if self.requests and not self.flavors:
@@ -102,6 +104,10 @@ class Assignment:
             if m == MODE_PREEMPT:
                 worst = MODE_PREEMPT
         return worst
+
+    def tried(self) -> tuple[dict[str, int], ...]:
+        """LastState.LastTriedFlavorIdx, per pod set in order."""
+        return tuple(ps.tried for ps in self.pod_sets)
 
     def frs_need_preemption(self) -> set[FR]:
         return {(f, r) for ps in self.pod_sets for r, f in ps.flavors.items() if ps.modes.get(r) == MODE_PREEMPT}
@@ -151,8 +157,9 @@ def flavor_matches(ps: PodSet, flavor: ResourceFlavor) -> str | None:
 
 class FlavorAssigner:
     def __init__(self, cq: ClusterQueue, node: Node, flavors: Mapping[str, ResourceFlavor], oracle: Oracle,
-                 fair_sharing: bool = False) -> None:
+                 fair_sharing: bool = False, resume: LastAssignment | None = None) -> None:
         self.cq = cq
+        self.resume = resume
         self.node = node
         self.flavors = flavors
         self.oracle = oracle
@@ -183,15 +190,17 @@ class FlavorAssigner:
                     return result
                 if res in psa.flavors:
                     continue
-                chosen = self._find_flavor(ps, requests, group, result)
+                start = self.resume.next_flavor(i, res) if self.resume is not None else 0
+                chosen, tried = self._find_flavor(ps, requests, group, result, start)
                 if chosen is None:
                     result.failed = True
-                    psa.flavors = {}
+                    psa.flavors, psa.tried = {}, {}
                     result.pod_sets.append(psa)
                     return result
                 for r, (fname, mode, borrow) in chosen.items():
                     psa.flavors[r] = fname
                     psa.modes[r] = assignment_mode(mode)
+                    psa.tried[r] = tried
                     result.borrowing = max(result.borrowing, borrow)
             result.pod_sets.append(psa)
             for r, f in psa.flavors.items():
@@ -199,14 +208,17 @@ class FlavorAssigner:
                 result.usage[fr] = result.usage.get(fr, 0) + requests[r]
         return result
 
-    def _find_flavor(self, ps: PodSet, requests: dict[str, int], group: ResourceGroup, result: Assignment
-                     ) -> dict[str, tuple[str, int, int]] | None:
+    def _find_flavor(self, ps: PodSet, requests: dict[str, int], group: ResourceGroup, result: Assignment,
+                     start: int = 0) -> tuple[dict[str, tuple[str, int, int]] | None, int]:
+        """findFlavorForPodSets from flavor `start`: the assignment per covered resource, and the index of the
+        flavor the scan stopped at (-1 when it reached the last one)."""
         covered = {r: v for r, v in requests.items() if r in group.covered_resources}
         ff = self.cq.flavor_fungibility
         best: dict[str, tuple[str, int, int]] | None = None
         best_mode = (NO_FIT, 1 << 30)
-        for fq in group.flavors:
-            fname = fq.name
+        last = len(group.flavors) - 1
+        for idx in range(start, last + 1):
+            fname = group.flavors[idx].name
             flavor = self.flavors.get(fname)
             if flavor is None:
                 result.reasons.append(f"flavor {fname} not found")
@@ -229,12 +241,12 @@ class FlavorAssigner:
                     break
                 assignments[r] = (fname, mode, borrow)
             if not should_try_next_flavor(rep, ff.when_can_preempt, ff.when_can_borrow):
-                return assignments
+                return assignments, (-1 if idx == last else idx)
             if is_preferred(rep, best_mode, ff.preference):
                 best, best_mode = assignments, rep
         if best_mode[0] == NO_FIT:
-            return None
-        return best
+            return None, -1
+        return best, -1  # the scan reached the last flavor
 
     def _fits_resource_quota(self, fr: FR, assumed: int, request: int) -> tuple[int, int]:
         node = self.node

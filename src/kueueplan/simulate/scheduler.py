@@ -18,7 +18,7 @@ from kueueplan.kube.objects import ANY, selector_matches
 from kueueplan.simulate import preemption
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT)
 from kueueplan.simulate.resource_node import FR, Node
-from kueueplan.simulate.workload import SimWorkload
+from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
 if TYPE_CHECKING:
     from kueueplan.simulate.engine import Simulation
@@ -51,11 +51,36 @@ def make_assigner(sim: "Simulation", wl: SimWorkload, cq_name: str) -> FlavorAss
     cq = sim.cluster.cluster_queues[cq_name]
     node = sim.tree.cqs[cq_name]
     oracle = lambda fr, qty: sim.preemption_oracle(wl, cq, fr, qty)  # noqa: E731
-    return FlavorAssigner(cq, node, sim.cluster.resource_flavors, oracle, sim.fair_sharing is not None)
+    return FlavorAssigner(cq, node, sim.cluster.resource_flavors, oracle, sim.fair_sharing is not None,
+                          wl.last_assignment)
 
 
 def get_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str) -> tuple[Assignment, list[preemption.Target]]:
-    """getInitialAssignments: full size first, then partial admission when it has a minCount."""
+    """getAssignments: drop an outdated LastAssignment, then getInitialAssignments (full size first, then
+    partial admission when it has a minCount); the result is recorded as the new LastAssignment."""
+    if wl.last_assignment is not None and _outdated(sim, wl, cq_name):
+        wl.last_assignment = None
+    assignment, targets = _initial_assignments(sim, wl, cq_name)
+    wl.last_assignment = LastAssignment(assignment.tried(), sim.cq_generation(cq_name), sim.cycle,
+                                        wl.equivalence_hash())
+    return assignment, targets
+
+
+def _outdated(sim: "Simulation", wl: SimWorkload, cq_name: str) -> bool:
+    """lastAssignmentOutdated with FlavorFungibilityPreserveScanProgress (on in v0.19): a new shape starts
+    over; progress from this or the previous cycle is kept; older progress only while the ClusterQueue's
+    generation (bumped when a workload leaves it or its cohort tree's quotas change) stands."""
+    last = wl.last_assignment
+    assert last is not None
+    if last.shape != wl.equivalence_hash():
+        return True
+    if sim.cycle - last.cycle <= 1:
+        return False
+    return sim.cq_generation(cq_name) > last.generation
+
+
+def _initial_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str
+                         ) -> tuple[Assignment, list[preemption.Target]]:
     assigner = make_assigner(sim, wl, cq_name)
     full = assigner.run(wl.spec.pod_sets)
     mode = full.mode()
@@ -211,6 +236,7 @@ def _process(sim: "Simulation", e: Entry, claimed: _Claimed,
         return "skipped"
     for t in e.targets:
         claimed.claim(t.workload, cqs[t.workload.cluster_queue].root())
+    e.wl.last_assignment = None  # markPreemptionOutcome / admission: the next scan (if any) starts over
     if mode == MODE_PREEMPT:
         node.add_usages(usage)
         temporary.append((e.cq, dict(usage)))

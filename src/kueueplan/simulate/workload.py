@@ -15,6 +15,27 @@ ADMITTED = "Admitted"
 FINISHED = "Finished"
 
 
+@dataclass(frozen=True)
+class LastAssignment:
+    """Kueue's AssignmentClusterQueueState: how far the last flavor scan got, per pod set and resource (the
+    index of the flavor it stopped at; -1 once it reached the last one, so the next scan starts over),
+    with the ClusterQueue generation, the scheduling cycle and the workload's shape at the time."""
+
+    tried: tuple[dict[str, int], ...]
+    generation: tuple[int, int]
+    cycle: int
+    shape: tuple[Any, ...]
+
+    def pending_flavors(self) -> bool:
+        return any(i != -1 for per_pod_set in self.tried for i in per_pod_set.values())
+
+    def next_flavor(self, pod_set: int, resource: str) -> int:
+        """NextFlavorToTryForPodSetResource."""
+        if pod_set >= len(self.tried):
+            return 0
+        return self.tried[pod_set].get(resource, -1) + 1
+
+
 @dataclass(eq=False)
 class SimWorkload:
     seq: int  # creation order: Kueue's creation-time/UID tie-breaker
@@ -38,6 +59,7 @@ class SimWorkload:
     note: str = ""  # a standing remark about the input, shown when there is no other message
     gone: bool = False  # finished or deleted: never scheduled again
     run_token: int = 0  # invalidates a scheduled completion after an eviction
+    last_assignment: LastAssignment | None = None  # flavor scan progress, while it waits
     checks: dict[str, str] = field(default_factory=dict)  # admission check -> Pending/Ready
     _equivalence: tuple[Any, tuple[Any, ...]] | None = field(default=None, repr=False)  # (spec, hash)
 
