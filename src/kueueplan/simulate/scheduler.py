@@ -1,7 +1,8 @@
 """One scheduling cycle, after Kueue's pkg/scheduler/scheduler.go `schedule` (semantics doc §5).
 
 1. heads: one pending workload per active ClusterQueue;
-2. nominate: admissibility checks, flavor assignment, preemption targets;
+2. nominate: admissibility checks, flavor assignment (resuming a scan that stopped early, LastAssignment),
+   preemption targets;
 3. order entries (classical: lower borrowing level, higher priority, older timestamp; fair sharing:
    see fairsharing.py);
 4. process each against the shared state: entries that preempt or reserve capacity add their usage for the
