@@ -193,20 +193,24 @@ class Preemptor:
             return hier, prio
         previous: Node | None = None
         advantage, remaining = self.node.quantities_fit_in_quota(self.usage)
-        levels = {id(hier): 0, id(prio): 0}
+        hier_levels = prio_levels = 0
         for current in self.node.path_parent_to_root():
             if advantage or not skip_priority:
                 found = self._level_candidates(current, previous, advantage)
-                if found:
-                    out = hier if advantage else prio
-                    out.extend(found)
-                    levels[id(out)] += 1
+                if found and advantage:
+                    hier += found
+                    hier_levels += 1
+                elif found:
+                    prio += found
+                    prio_levels += 1
             fits, remaining = current.quantities_fit_in_quota(remaining)
             advantage = advantage or fits
             previous = current
-        for out in (hier, prio):
-            if levels[id(out)] > 1:  # several levels: merge them
-                out.sort(key=lambda c: _other_queue_order(c.wl))
+        order = lambda c: _other_queue_order(c.wl)  # noqa: E731
+        if hier_levels > 1:  # candidates from several levels: merge them
+            hier.sort(key=order)
+        if prio_levels > 1:
+            prio.sort(key=order)
         return hier, prio
 
     # -- the search -------------------------------------------------------------
