@@ -125,3 +125,31 @@ def test_release_manifests_yaml_is_a_crd_source(crd_paths: list[str], tmp_path: 
     versions = crds.lookup("kueue.x-k8s.io", "ClusterQueue")
     assert versions is not None and versions["v1beta1"].deprecated and versions["v1beta2"].storage
     assert len(crds.versions) == len(parts)
+
+
+def test_crd_files_are_scanned_then_parsed_only_for_kinds_in_use(crd_paths: list[str], tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the parsed cache exists, CRDs are read by pattern (group, kind, versions) and parsed on first
+    lookup: the pattern must agree with a full parse for every upstream CRD."""
+    from kueueplan.validate import crds as crds_mod
+
+    monkeypatch.setenv("KUEUEPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    for folder in crd_paths:
+        for f in sorted(Path(folder).glob("*.yaml")):
+            docs = [d for d in yaml.load_all(f.read_text(), Loader=yaml.CSafeLoader) if isinstance(d, dict)
+                    and d.get("kind") == "CustomResourceDefinition"]
+            want = [(d["spec"]["group"], d["spec"]["names"]["kind"], [v["name"] for v in d["spec"]["versions"]])
+                    for d in docs]
+            assert crds_mod._scan_uncached(f) == want, f.name
+    crds_mod._LOADED.clear()
+    crds = crds_mod.load_crds(crd_paths)
+    assert crds.versions == {} and ("ray.io", "RayJob") in crds.pending
+    described = {(c["group"], c["kind"]): c["versions"] for c in crds.describe()}
+    assert described[("kueue.x-k8s.io", "ClusterQueue")] == ["v1beta1", "v1beta2"]
+    assert sorted(crds.lookup("kueue.x-k8s.io", "ClusterQueue") or {}) == ["v1beta1", "v1beta2"]
+    assert set(crds.versions) == {("kueue.x-k8s.io", "ClusterQueue")}  # nothing else parsed
+    assert {(c["group"], c["kind"]): c["versions"] for c in crds.describe()} == described
+    crds_mod._LOADED.clear()
+    again = crds_mod.load_crds(crd_paths)  # the parsed file is cached now: read eagerly from JSON
+    assert ("kueue.x-k8s.io", "ClusterQueue") in again.versions and ("ray.io", "RayJob") in again.pending
+    crds_mod._LOADED.clear()
