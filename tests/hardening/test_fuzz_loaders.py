@@ -226,7 +226,13 @@ def clean_or(fn: Any, *args: Any) -> Any:
 
 
 def _spec_pipeline(folder: Path) -> None:
-    """What `kueueplan build` and `kueueplan simulate SPEC --env E` do with a spec folder, minus the writing."""
+    """What `kueueplan validate SPEC`, `build` and `simulate SPEC --env E` do with a spec folder, minus the
+    writing. validate locates findings in the spec (and its overlays): no rule may trip over that."""
+    from kueueplan.validate import validate
+
+    policy = REPO / "policies" / "platform.yaml"
+    findings = validate([str(folder)], crds=None, policies=[str(policy)] if policy.is_file() else []).findings
+    assert not [f for f in findings if "internal error" in f.message], findings
     result = render(folder, folder.parent / "gen")
     platform = load_spec(folder)
     for env in result.environments:
