@@ -165,3 +165,24 @@ def test_text_report_states_the_expectation_verdict() -> None:
     result = CliRunner().invoke(main, ["simulate", str(spec), "--env", "prod"])  # click >= 8.2 keeps stderr apart
     assert result.exit_code == 0
     assert f"expectations: {declared} of {declared} passed" in result.stderr
+
+
+def test_objects_kueue_would_reject_are_warned_about_not_refused(tmp_path: Path) -> None:
+    """An object the API server or Kueue's webhooks refuse cannot exist: simulate says so on stderr, names the line,
+    and still runs (the JSON contract and exit code are unchanged)."""
+    clean = write(tmp_path, BASE)
+    code, out_clean, err = invoke(["simulate", str(clean), "-o", "json"])
+    assert code == 0 and "warning" not in err
+    bad = BASE.replace("      namespaceSelector: {}\n",
+                       "      namespaceSelector: {}\n      cohortName: c\n"
+                       "      preemption: {reclaimWithinCohort: Never, borrowWithinCohort: {policy: LowerPriority}}\n")
+    bad = bad.replace("name: j, namespace: default, labels: {kueue.x-k8s.io/queue-name: lq}",
+                      "name: j, namespace: default, labels: {kueue.x-k8s.io/queue-name: lq_1}")
+    path = write(tmp_path, bad, "bad.yaml")
+    code, out, err = invoke(["simulate", str(path), "-o", "json"])
+    assert code == 0
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2, err
+    assert f"{path}:7: KP308 ClusterQueue/cq" in warnings[0] and "would reject" in warnings[0]
+    assert "KP414 Job/default/j" in warnings[1]  # one warning for the two copies of the workload
+    assert json.loads(out)["scenario"] == "t"

@@ -34,6 +34,22 @@ def _load(path: Path, env: str | None, until: str | None) -> Any:
     return scenario
 
 
+def _warn_rejected(scenario: Any) -> None:
+    """Objects Kueue would refuse cannot exist on a cluster: say so on stderr (the JSON contract is unchanged)."""
+    from kueueplan.validate import webhook_rejections
+
+    objects = list(scenario.manifests)
+    seen: set[int | None] = set()
+    for t in scenario.workloads:  # copies of one `workloads` entry differ only in name: check one
+        if t.group is None or t.group not in seen:
+            seen.add(t.group)
+            objects.append((t.manifest, scenario.file, t.line))
+    for f in webhook_rejections(objects):
+        where = f"{f.file}:{f.line}" if f.line else f.file
+        click.echo(f"warning: {where}: {f.rule} {f.object}: {f.message} (Kueue would reject this object; "
+                   "the simulation applies it anyway)", err=True)
+
+
 def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
     """A rich progress bar on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty():
@@ -67,6 +83,7 @@ def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Pat
     from kueueplan.simulate.result import check_expectations, result_json
 
     scenario = _load(path, env, until)
+    _warn_rejected(scenario)
     update, stop = _progress_bar()
     try:
         sim = run(scenario, update)

@@ -13,7 +13,7 @@ from kueueplan.validate.finding import Finding
 from kueueplan.validate.inputs import gather
 from kueueplan.validate.model import Context
 
-__all__ = ["Finding", "Result", "validate"]
+__all__ = ["Finding", "Result", "validate", "webhook_rejections"]
 
 
 def _inherit_kueue_versions(objects: list) -> None:
@@ -76,3 +76,21 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
                   crds=crd_set.describe() if crd_set else [], crd_sources=crd_set.sources if crd_set else [],
                   k8s_schema_version=coreschema.k8s_version(),
                   policy_files=policy.files if policy else [])
+
+
+def webhook_rejections(manifests: list[tuple[dict, str, int | None]]) -> list[Finding]:
+    """What the API server and Kueue's webhooks would refuse among in-memory objects given as (data, file, line),
+    e.g. a simulate scenario's manifests: names, labels and metadata (layer 2, without the slow built-in schemas
+    of KP101) and the webhook rules (layer 4), errors only. The simulation still applies them."""
+    from kueueplan.validate.model import make_obj
+    from kueueplan.validate.registry import all_rules
+
+    objects = []
+    for data, file, line in manifests:
+        if isinstance(data, dict):
+            obj = make_obj(data, None, file)
+            obj.origin_line = line
+            objects.append(obj)
+    webhook = {r.id for r in all_rules() if r.layer.startswith(("2 ", "4 ")) and r.id != "KP101"}
+    findings = run_rules(Context(objects=objects, crds=None, policy=None), [], webhook)
+    return [f for f in findings if f.severity == "error"]
