@@ -23,9 +23,9 @@ class ByFlavor:
 
 
 _QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
-_RENAMED = {  # manifest spec field -> spec field, per kind
-    "ClusterQueue": {"cohortName": "cohort", "cohort": "cohort", "admissionChecksStrategy": "admissionChecks"},
-    "Cohort": {"parentName": "parent", "parent": "parent"},
+_RENAMED = {  # manifest spec field -> spec field, per kind (fields not listed keep their name)
+    "ClusterQueue": {"cohortName": "cohort", "admissionChecksStrategy": "admissionChecks"},
+    "Cohort": {"parentName": "parent"},
 }
 
 
