@@ -243,6 +243,22 @@ def test_action_on_an_unchanged_platform_has_no_drift_and_no_blocking_diff(repo_
     assert "comment" not in result["steps"] and not result["uses"][1:]  # only setup-python ran
 
 
+def test_action_passes_the_crds_input_to_check_and_validate(repo_dir: Path, demo_repo: Path, github,
+                                                             shared_dir: Path, tmp_path: Path) -> None:
+    _fake, api = github
+    shutil.copytree(shared_dir / "upstream" / "kueue" / "crds", demo_repo / "crds" / "kueue")
+    shutil.copytree(shared_dir / "upstream" / "kuberay" / "crds", demo_repo / "crds" / "kuberay")
+    inputs = {"comment": "false", "crds": "crds/kueue crds/kuberay"}
+    result = run_action(repo_dir, demo_repo, inputs, api, tmp_path / "ok")
+    assert result["steps"]["check"]["outputs"]["exit-code"] == "0" and not result["failed"]
+    sarif = json.loads(Path(result["steps"]["sarif"]["outputs"]["file"]).read_text())
+    # Only the CRDs know that dev's v1beta1 objects are deprecated: proof that validate read them.
+    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"KP207"}
+    result = run_action(repo_dir, demo_repo, {**inputs, "crds": "crds/missing"}, api, tmp_path / "missing")
+    assert result["steps"]["check"]["outputs"]["exit-code"] == "2" and result["failed"]
+    assert any("--crds path does not exist" in log for _, _, log in result["ran"])
+
+
 # --------------------------------------------------------------------------- pre-commit hooks
 
 
