@@ -19,10 +19,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Iterator
 
 from kueueplan.kube.objects import ClusterQueue, NEVER
-from kueueplan.simulate.flavorassigner import NO_CANDIDATES, PREEMPT, RECLAIM
 from kueueplan.simulate.preemption import (IN_CLUSTER_QUEUE, IN_COHORT_FAIR_SHARING, IN_COHORT_RECLAMATION, Target,
-                                           candidates_order_key, satisfies_policy)
-from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits
+                                           candidates_order_key, possibility, satisfies_policy)
+from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import SimWorkload
 
 if TYPE_CHECKING:
@@ -406,15 +405,5 @@ def get_targets(sim: "Simulation", wl: SimWorkload, cq: ClusterQueue, frs: set[F
 
 
 def simulate_preemption(sim: "Simulation", wl: SimWorkload, cq: ClusterQueue, fr: FR, quantity: int) -> tuple[int, int]:
-    node = sim.tree.cqs[cq.name]
-    targets = get_targets(sim, wl, cq, {fr}, {fr: quantity})
-    if not targets:
-        return NO_CANDIDATES, find_height_of_lowest_subtree_that_fits(node, fr, quantity)[0]
-    for t in targets:
-        sim.tree.cqs[t.workload.cluster_queue].remove_usages(t.workload.usage)
-    borrow, _ = find_height_of_lowest_subtree_that_fits(node, fr, quantity)
-    for t in targets:
-        sim.tree.cqs[t.workload.cluster_queue].add_usages(t.workload.usage)
-    if any(t.workload.cluster_queue == cq.name for t in targets):
-        return PREEMPT, borrow
-    return RECLAIM, borrow
+    """The preemption oracle under fair sharing: the classical verdict on the fair-sharing targets."""
+    return possibility(sim, cq, fr, quantity, get_targets(sim, wl, cq, {fr}, {fr: quantity}))
