@@ -166,23 +166,20 @@ class Preemptor:
         key = ("holders", id(current), id(skip), self._frs_key)
         got = self.cache.get(key)
         if got is None:
-            runs: list[list[SimWorkload]] = []
-            self._subtree_holders(current, skip, runs)
-            got = runs[0] if len(runs) == 1 else sorted((w for r in runs for w in r), key=_other_queue_order)
-            self.cache[key] = got
+            holders: list[SimWorkload] = []
+            self._subtree_holders(current, skip, holders)
+            got = self.cache[key] = sorted(holders, key=_other_queue_order)
         return got
 
-    def _subtree_holders(self, current: Node, skip: Node | None, runs: list[list[SimWorkload]]) -> None:
+    def _subtree_holders(self, current: Node, skip: Node | None, out: list[SimWorkload]) -> None:
         frs = self.frs
         for child in current.child_cohorts:
             if child is not skip and not child.within_nominal_in(frs):
-                self._subtree_holders(child, None, runs)
+                self._subtree_holders(child, None, out)
         for child in current.child_cqs:
             if not child.within_nominal_in(frs):
-                holders = sorted((w for w in self.state.workloads_in(child.name) if not frs.isdisjoint(w.usage)),
-                                 key=_other_queue_order)  # WorkloadUsesResources
-                if holders:
-                    runs.append(holders)
+                # WorkloadUsesResources
+                out += (w for w in self.state.workloads_in(child.name) if not frs.isdisjoint(w.usage))
 
     def _collect_hierarchical(self, skip_priority: bool) -> tuple[list[_Candidate], list[_Candidate]]:
         """Cohort candidates in candidate order: hierarchical (the preemptor fits below that level) and
@@ -468,11 +465,6 @@ class Preemptor:
 
 def get_targets(state: State, wl: SimWorkload, cq: ClusterQueue, frs: set[FR], usage: dict[FR, int]) -> list[Target]:
     return Preemptor(state, wl, cq, frs, usage).targets()
-
-
-def simulate_preemption(state: State, wl: SimWorkload, cq: ClusterQueue, fr: FR, quantity: int) -> tuple[int, int]:
-    """The preemption oracle for one (flavor, resource): possibility and borrowing level afterwards."""
-    return possibility(state, cq, fr, quantity, get_targets(state, wl, cq, {fr}, {fr: quantity}))
 
 
 def possibility(state: State, cq: ClusterQueue, fr: FR, quantity: int, targets: list[Target]) -> tuple[int, int]:
