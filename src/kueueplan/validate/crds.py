@@ -154,9 +154,12 @@ def _load_crds(paths: list[str | Path]) -> CrdSet:
         files = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml", ".json")) if p.is_dir() else [p]
         found = 0
         for f in files:
-            scanned = _scan_uncached(f)
+            raw = f.read_bytes()
+            if b"CustomResourceDefinition" not in raw:
+                continue
+            scanned = None if _cache_path(raw).exists() else _scan(raw)
             if scanned is None:
-                for doc in _parse_cached(f):
+                for doc in _parse_cached(f, raw):
                     found += crds.add_document(doc, str(f))
                 continue
             for group, kind, names in scanned:
@@ -180,14 +183,9 @@ _KIND = re.compile(r"^  names:\n(?:    .*\n)*?    kind: *(\w+) *$", re.M)
 _VERSION = re.compile(r"^(?:    |  - )name: *(v\w+) *$", re.M)
 
 
-def _scan_uncached(path: Path) -> list[tuple[str, str, list[str]]] | None:
-    """(group, kind, version names) of each CRD in a file that is not in the parsed cache yet, read by pattern
-    from controller-gen's layout; None when the file is cached or does not fit the layout (parse it then)."""
-    raw = path.read_bytes()
-    if b"CustomResourceDefinition" not in raw:
-        return []
-    if _cache_path(raw).exists():
-        return None
+def _scan(raw: bytes) -> list[tuple[str, str, list[str]]] | None:
+    """(group, kind, version names) of each CRD in a file, read by pattern from controller-gen's layout;
+    None when the file does not fit the layout (parse it then)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -207,8 +205,8 @@ def _cache_path(raw: bytes) -> Path:
     return cache_dir() / "parsed" / f"{hashlib.sha256(raw).hexdigest()}.json"
 
 
-def _parse_cached(path: Path) -> list[Any]:
-    raw = path.read_bytes()
+def _parse_cached(path: Path, raw: bytes | None = None) -> list[Any]:
+    raw = path.read_bytes() if raw is None else raw
     if b"CustomResourceDefinition" not in raw:
         return []
     cached = _cache_path(raw)
