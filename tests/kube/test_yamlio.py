@@ -63,12 +63,20 @@ def test_hostile_yaml_is_refused_with_location(text: str, line: int | None, word
 
 def test_merge_keys_may_be_overridden_as_yaml_allows() -> None:
     """`<<: *anchor` then the same key written in the mapping is an override, not a duplicate (the
-    scenario files' count/template idiom); among several merged anchors the first wins, as in PyYAML."""
+    scenario files' count/template idiom); among several merged anchors the first wins, as the YAML merge
+    type says (https://yaml.org/type/merge.html). This is kueueplan's own rule: PyYAML 6.0.4 let the last win."""
     text = "base: &job {name: j, cpu: 1}\nother: &o {cpu: 2, gpu: 1}\none:\n  <<: *job\n  name: k\n" \
            "two:\n  <<: [*job, *o]\n"
     data = load_text(text, "m.yaml")[0].data
     assert data["one"] == {"name": "k", "cpu": 1} and data["two"] == {"name": "j", "cpu": 1, "gpu": 1}
-    assert data == yaml.safe_load(text)
+
+
+def test_merge_keys_nest_and_refuse_non_mappings() -> None:
+    text = "a: &a {x: 1, y: 1}\nb: &b {<<: *a, y: 2, z: 2}\nc: {<<: [*b, {x: 9, w: 3}], z: 5}\n"
+    assert load_text(text, "m.yaml")[0].data["c"] == {"x": 1, "y": 2, "z": 5, "w": 3}
+    with pytest.raises(YamlError, match="merges only mappings") as info:
+        load_text("a: &a [1, 2]\nb:\n  <<: *a\n", "m.yaml")
+    assert info.value.line == 1
 
 
 def test_billion_laughs_is_refused_quickly() -> None:

@@ -313,6 +313,9 @@ def test_ci_workflow_runs_the_tests_then_checks_the_demo(repo_dir: Path) -> None
     check = next(i for i, r in enumerate(runs) if "kueueplan check environments" in r)
     assert tests < check
     assert (repo_dir / ".ci" / "run").is_file()
-    assert ci["jobs"]["test"]["env"]["CI"] == "true"  # ../shared missing is a failure in CI, never a skip
+    job = ci["jobs"]["test"]
+    assert "vars." not in yaml.safe_dump(job)  # no private repository variable is needed
+    assert set(job["strategy"]["matrix"]["python"]) == {"3.11", "3.12", "3.13"}
+    assert set(job["strategy"]["matrix"]["os"]) == {"ubuntu-latest", "macos-latest"}
     [uses] = [s["uses"] for s in ci["jobs"]["pull-request"]["steps"] if s.get("uses") == "./"]
     assert uses == "./"  # the PR job dogfoods this repository's action

@@ -44,28 +44,46 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    # Keys merged in with `<<: *anchor` come first after flattening; a key written in the mapping itself
-    # overrides them (YAML's merge rule), so only a key written twice in the mapping is a duplicate.
-    written = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
-    loader.flatten_mapping(node)
-    merged = len(node.value) - written
+    # YAML's merge key (https://yaml.org/type/merge.html), implemented here rather than by PyYAML's
+    # flatten_mapping, whose precedence among several merged mappings changed between patch releases:
+    # a key written in the mapping overrides merged ones, and among merged mappings the first one wins.
+    # Only a key written twice in the mapping itself is a duplicate (the API server rejects those).
     result: dict[Any, Any] = {}
+    for source in _merge_sources(loader, node):
+        for key, value in source.items():
+            result.setdefault(key, value)
     seen: set[Any] = set()
-    for i, (key_node, value_node) in enumerate(node.value):
+    for key_node, value_node in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
         except TypeError:
             raise YamlError("a mapping key must be a scalar", line=key_node.start_mark.line + 1,
                             column=key_node.start_mark.column + 1) from None
-        if i >= merged:
-            if key in seen:
-                raise YamlError(f"duplicate key {key!r}", line=key_node.start_mark.line + 1,
-                                column=key_node.start_mark.column + 1,
-                                hint="remove one of the two entries; the API server rejects duplicate keys")
-            seen.add(key)
+        if key in seen:
+            raise YamlError(f"duplicate key {key!r}", line=key_node.start_mark.line + 1,
+                            column=key_node.start_mark.column + 1,
+                            hint="remove one of the two entries; the API server rejects duplicate keys")
+        seen.add(key)
         result[key] = loader.construct_object(value_node, deep=deep)
     return result
+
+
+def _merge_sources(loader: _Loader, node: yaml.MappingNode) -> list[dict[Any, Any]]:
+    """The mappings that `<<` keys merge into `node`, in precedence order (earlier wins)."""
+    sources: list[dict[Any, Any]] = []
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE_TAG:
+            continue
+        nodes = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for source in nodes:
+            if not isinstance(source, yaml.MappingNode):
+                raise YamlError("`<<` merges only mappings (or a list of mappings)",
+                                line=source.start_mark.line + 1, column=source.start_mark.column + 1)
+            sources.append(loader.construct_object(source, deep=True))
+    return sources
 
 
 def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
