@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kueueplan.compile.context import EnvContext
-from kueueplan.compile.gitops import argocd_application, flux_kustomization
+from kueueplan.compile.gitops import argocd_application, flux_kustomization, protect_namespace
 from kueueplan.compile.kueue import (
     admission_checks,
     check_priorities,
@@ -41,7 +41,7 @@ def compile_context(ctx: EnvContext) -> list[Manifest]:
     check_priorities(ctx)
     plans = team_plans(ctx)
     manifests: list[Manifest] = []
-    manifests += namespaces(ctx, plans)
+    manifests += [protect_namespace(ns) for ns in namespaces(ctx, plans)]
     manifests += resource_flavors(ctx)
     manifests += priority_classes(ctx)
     manifests += admission_checks(ctx)
