@@ -214,6 +214,34 @@ def owned_fields(obj: Mapping[str, Any], platform: Platform) -> list[Owned]:
         base = ("spec", "rayClusterSpec") if kind == "RayJob" else ("spec",)
         out += [Owned(base + ("workerGroupSpecs", i, "replicas"), why="Ray autoscaler")
                 for i, _ in enumerate(ray.get("workerGroupSpecs") or [])]
+    return _dedupe([_widen(obj, f) for f in out])
+
+
+def _widen(obj: Mapping[str, Any], field: Owned) -> Owned:
+    """A key or element in a map or list that Git does not write at all becomes the whole map or list (and so
+    on up, while Git writes no parent either): all of it is Kueue's, and ignoring only the key would leave an
+    empty `{}` that differs from Git's absent field in both tools' comparisons."""
+    if field.key is None and field.element is None:
+        path = field.path
+    else:
+        container = _get(obj, field.path)
+        if container:  # Git writes this map / list: only Kueue's key or element is ignored
+            return field
+        path = field.path
+    while len(path) > 2 and not _get(obj, path[:-1]):
+        path = path[:-1]
+    return Owned(path, why=field.why)
+
+
+def _dedupe(fields: list[Owned]) -> list[Owned]:
+    """Drop fields inside a whole field that is already ignored, keep first-seen order."""
+    wholes = {f.path for f in fields if f.key is None and f.element is None}
+    out: list[Owned] = []
+    for f in fields:
+        inside = any(f.path[:len(w)] == w and (len(f.path) > len(w) or f.key is not None or f.element is not None)
+                     for w in wholes)
+        if not inside and f not in out:
+            out.append(f)
     return out
 
 
