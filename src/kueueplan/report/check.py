@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kueueplan.report import applyplan
 from kueueplan.workflow.check import CheckReport
 
 MAX_SHOWN = 20  # findings listed in the summary; `kueueplan validate` prints them all
@@ -48,6 +49,7 @@ def text(report: CheckReport) -> str:
         out.append(f"  simulate  {sim.env}: {mark} {sim.workloads} workload(s), "
                    f"{len(sim.failures)} of {sim.expectations} expectation(s) failed")
         out += [f"              {line}" for line in sim.failures]
+    out += [line.replace("  ", "  apply     ", 1).replace("apply: ", "", 1) for line in applyplan.text_lines(report.apply)]
     problems = report.problems
     out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
     return "\n".join(out) + "\n"
@@ -69,6 +71,7 @@ def markdown(report: CheckReport) -> str:
     details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
     details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
     details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
+    details += [f"- {'❌' if s.blocking else '✅'} `{s.env}` apply: {s.text}".replace("|", "\\|") for s in report.apply]
     if details:
         out += ["", *details]
     return "\n".join(out) + "\n"
@@ -82,5 +85,6 @@ def as_json(report: CheckReport) -> str:
         "findings": [f.as_dict() for f in report.findings],
         "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
                          "failures": s.failures} for s in report.simulations],
+        "apply": applyplan.as_json(report.apply),
     }
     return json.dumps(data, indent=2) + "\n"
