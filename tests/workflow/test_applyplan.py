@@ -3,6 +3,7 @@ with declared load, and its rendered gen/), exit 1 unless the PlatformPolicy's `
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -168,3 +169,19 @@ def test_check_with_base_plans_the_apply(tmp_path: Path) -> None:
     assert report.exit_code == 1 and [s["rule"] for s in data["apply"]] == ["KP703"]
     assert "1 apply step(s) the platform policy does not allow" in data["problems"]
     assert run_check(spec, None, simulate=False, policies=[]).apply == []  # without --base: no plan
+
+
+def test_markdown_plan_escapes_what_the_pull_request_wrote(tmp_path: Path) -> None:
+    """Names come from the PR's YAML: in the PR comment they are text, never markup."""
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(REPO / "gen" / "prod", base)
+    shutil.copytree(REPO / "gen" / "prod", head)
+    hostile = "x<img src=a onerror=alert(1)>[y](https://evil)`z`|w"
+    with (base / "namespaces.yaml").open("a") as f:
+        f.write(f"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {json.dumps(hostile)}\n")
+    from kueueplan.report.diff import markdown
+
+    text = markdown(diff_sides(load_side(base), load_side(head), None))
+    row = next(line for line in text.splitlines() if line.startswith("|") and "KP700" in line)
+    assert "<img" not in row and "](https" not in row and "`z`" not in row
+    assert row.count(" | ") == 4  # the `|` in the name does not open a new cell
