@@ -309,3 +309,13 @@ def test_rules_name_only_fields_git_does_not_write(platform: list[dict[str, Any]
         assert argo_normalise(git, entry) == git, entry
     job = next(e for e in ignore_differences(platform) if e["kind"] == "Job")
     assert not any("example.com/zone" in p or p.endswith(".nodeSelector") for p in job["jqPathExpressions"])
+
+
+def test_rules_follow_the_kueue_release(platform: list[dict[str, Any]]) -> None:
+    """The podset label arrived in Kueue v0.9 (pkg/controller/jobframework/reconciler.go): not ignored before."""
+    new = {e["name"]: e for e in ignore_differences(platform, (0, 19, 2))}
+    old = {e["name"]: e for e in ignore_differences(platform, (0, 8, 0))}
+    podset = '.metadata.labels["kueue.x-k8s.io/podset"]'
+    assert podset in new["debug-shell"]["jqPathExpressions"]
+    assert podset not in old["debug-shell"]["jqPathExpressions"]
+    assert set(new["debug-shell"]["jqPathExpressions"]) - {podset} == set(old["debug-shell"]["jqPathExpressions"])

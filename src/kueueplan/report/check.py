@@ -71,7 +71,8 @@ def markdown(report: CheckReport) -> str:
     details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
     details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
     details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
-    details += [f"- {'❌' if s.blocking else '✅'} `{s.env}` apply: {s.text}".replace("|", "\\|") for s in report.apply]
+    details += [f"- {'❌' if s.blocking else '✅'} {applyplan.md(s.env)} apply: {applyplan.md(s.text)}"
+                for s in report.apply]
     if details:
         out += ["", *details]
     return "\n".join(out) + "\n"
