@@ -1,8 +1,9 @@
 """The ignore rules against Kueue-admitted copies of every generated workload kind.
 
 For each kind (Job, Pod, RayJob, RayCluster) and each flavor its ClusterQueue can assign, a copy is admitted the
-way Kueue does it (pkg/podset/podset.go `Merge`: the podset label, the flavor's nodeLabels into nodeSelector,
-its tolerations appended without duplicates; `spec.suspend` flipped; a Pod's gate lifted) and then compared with
+way Kueue v0.19 does it (pkg/podset/podset.go `Merge`: the podset label, the `kueue.x-k8s.io/workload`
+annotation, the flavor's nodeLabels into nodeSelector, its tolerations appended without duplicates;
+`spec.suspend` flipped; a Pod's gate lifted) and then compared with
 Git's object in both tools' semantics:
 
 - Argo CD with `ServerSideDiff=true`: the predicted live object is the API server's dry-run of Git's apply over
@@ -33,6 +34,35 @@ jq = pytest.importorskip("jq", reason="jq (libjq bindings) is a test dependency"
 REPO = Path(__file__).resolve().parents[2]
 
 EXTRA_WORKLOADS = """\
+apiVersion: kueueplan.io/v1alpha1
+kind: Workload
+metadata:
+  name: labelled-cluster
+spec:
+  team: team-b
+  kind: RayCluster
+  priority: dev-priority
+  image: rayproject/ray:2.46.0-py311
+  rayVersion: 2.46.0
+  head:
+    resources:
+      requests: {cpu: 1, memory: 4Gi}
+      limits: {cpu: 1, memory: 4Gi}
+    metadata:
+      labels: {app: notebook}
+  workers:
+  - groupName: cpu
+    replicas: 1
+    resources:
+      requests: {cpu: 2, memory: 8Gi}
+      limits: {cpu: 2, memory: 8Gi}
+    metadata:
+      labels: {app: notebook}
+      annotations: {prometheus.io/scrape: "true"}
+    pod:
+      nodeSelector:
+        example.com/zone: zone-b
+---
 apiVersion: kueueplan.io/v1alpha1
 kind: Workload
 metadata:
@@ -162,6 +192,11 @@ def admit(git: dict[str, Any], flavor: dict[str, Any]) -> dict[str, Any]:
     for name, template in _templates(live):
         meta = template.setdefault("metadata", {})
         meta.setdefault("labels", {})["kueue.x-k8s.io/podset"] = name
+        # AssignQueueLabelsForPods is on by default since v0.17.
+        meta["labels"]["kueue.x-k8s.io/local-queue-name"] = git["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+        meta["labels"]["kueue.x-k8s.io/cluster-queue-name"] = "the-cluster-queue"
+        # TopologyAwareScheduling is on by default since v0.14: every pod set gets its Workload's name.
+        meta.setdefault("annotations", {})["kueue.x-k8s.io/workload"] = f"{git['kind'].lower()}-{git['metadata']['name']}-5f0c9"
         spec = template["spec"]
         for key, value in (flavor.get("nodeLabels") or {}).items():
             spec.setdefault("nodeSelector", {}).setdefault(key, value)
@@ -312,10 +347,14 @@ def test_rules_name_only_fields_git_does_not_write(platform: list[dict[str, Any]
 
 
 def test_rules_follow_the_kueue_release(platform: list[dict[str, Any]]) -> None:
-    """The podset label arrived in Kueue v0.9 (pkg/controller/jobframework/reconciler.go): not ignored before."""
-    new = {e["name"]: e for e in ignore_differences(platform, (0, 19, 2))}
-    old = {e["name"]: e for e in ignore_differences(platform, (0, 8, 0))}
+    """The podset label arrived in Kueue v0.9 (pkg/controller/jobframework/reconciler.go), the workload annotation
+    with TopologyAwareScheduling on by default in v0.14 and the queue labels with AssignQueueLabelsForPods in
+    v0.17 (pkg/features/kube_features.go): not ignored before."""
+    rules = {v: {e["name"]: set(e["jqPathExpressions"]) for e in ignore_differences(platform, v)}
+             for v in ((0, 8, 0), (0, 13, 0), (0, 19, 2))}
     podset = '.metadata.labels["kueue.x-k8s.io/podset"]'
-    assert podset in new["debug-shell"]["jqPathExpressions"]
-    assert podset not in old["debug-shell"]["jqPathExpressions"]
-    assert set(new["debug-shell"]["jqPathExpressions"]) - {podset} == set(old["debug-shell"]["jqPathExpressions"])
+    workload = '.metadata.annotations["kueue.x-k8s.io/workload"]'
+    assert rules[(0, 13, 0)]["debug-shell"] - rules[(0, 8, 0)]["debug-shell"] == {podset}
+    queue_labels = {'.metadata.labels["kueue.x-k8s.io/local-queue-name"]',
+                    '.metadata.labels["kueue.x-k8s.io/cluster-queue-name"]'}  # AssignQueueLabelsForPods, v0.17
+    assert rules[(0, 19, 2)]["debug-shell"] - rules[(0, 13, 0)]["debug-shell"] == {workload} | queue_labels

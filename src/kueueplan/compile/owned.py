@@ -6,8 +6,12 @@ admission (pkg/controller/jobframework/reconciler.go `getPodSetsInfoFromStatus` 
 - every pod template gets the label `kueue.x-k8s.io/podset: <pod set name>` (Kueue >= v0.9);
 - the assigned flavors' `nodeLabels` are merged into the template's `nodeSelector` and their `tolerations`
   appended (deduplicated, so a toleration Git already has is not Kueue's);
-- a TAS flavor (`topologyName`) adds the `kueue.x-k8s.io/tas` label, the `kueue.x-k8s.io/workload` annotation
-  and the `kueue.x-k8s.io/topology` scheduling gate;
+- with the TopologyAwareScheduling feature gate (default on from v0.14, alpha and off before) every pod set gets
+  the `kueue.x-k8s.io/workload` annotation; a TAS flavor (`topologyName`) adds the `kueue.x-k8s.io/topology`
+  scheduling gate and, without a topology request, `kueue.x-k8s.io/podset-unconstrained-topology` (v0.14+;
+  before, the `kueue.x-k8s.io/tas` label);
+- with AssignQueueLabelsForPods (default on from v0.17) every pod set gets the `kueue.x-k8s.io/local-queue-name`
+  and `kueue.x-k8s.io/cluster-queue-name` labels;
 - a ProvisioningRequest admission check adds two `cluster-autoscaler.kubernetes.io/*` annotations and the
   config's `podSetUpdates.nodeSelector` keys (pkg/controller/admissionchecks/provisioning/controller.go);
 - `spec.suspend` is set by Kueue's webhook on create and flipped by Kueue on admission / eviction;
@@ -28,9 +32,15 @@ from typing import Any, Iterable, Mapping
 from kueueplan.compile.context import QUEUE_LABEL
 
 PODSET_LABEL = "kueue.x-k8s.io/podset"
-TAS_LABEL = "kueue.x-k8s.io/tas"
+TAS_LABEL = "kueue.x-k8s.io/tas"  # before v0.14
 TAS_GATE = "kueue.x-k8s.io/topology"
 WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+TOPOLOGY_REQUESTS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
+                     "kueue.x-k8s.io/podset-unconstrained-topology")
+QUEUE_LABELS = ("kueue.x-k8s.io/local-queue-name", "kueue.x-k8s.io/cluster-queue-name")
+QUEUE_LABELS_DEFAULT_ON = (0, 17, 0)  # pkg/features/kube_features.go: AssignQueueLabelsForPods beta
+TAS_DEFAULT_ON = (0, 14, 0)  # pkg/features/kube_features.go: TopologyAwareScheduling beta, on by default
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 # k8s.io/autoscaler/cluster-autoscaler/apis as vendored by Kueue up to v0.19 (go.mod: 2024-08 pseudo-version).
 PROVREQ_ANNOTATIONS = ("cluster-autoscaler.kubernetes.io/consume-provisioning-request",
@@ -154,6 +164,9 @@ def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[
     out: list[Owned] = []
     if version >= (0, 9, 0) and PODSET_LABEL not in labels:
         out.append(Owned(t.meta + ("labels",), key=PODSET_LABEL, why=f"pod set {t.pod_set}"))
+    if version >= QUEUE_LABELS_DEFAULT_ON:
+        out += [Owned(t.meta + ("labels",), key=k, why="AssignQueueLabelsForPods") for k in QUEUE_LABELS
+                if k not in labels]
     keys = sorted({k for f in flavors for k in (f.get("nodeLabels") or {})} |
                   {str(s.get("key")) for c in prov for s in ((c.get("podSetUpdates") or {}).get("nodeSelector") or [])})
     out += [Owned(t.spec + ("nodeSelector",), key=k, why="flavor nodeLabels") for k in keys if k not in selector]
@@ -164,11 +177,12 @@ def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[
                 appended.append(tol)
     out += [Owned(t.spec + ("tolerations",), element=tol, index=len(tolerations) + i, why="flavor tolerations")
             for i, tol in enumerate(appended)]
-    if any(f.get("topologyName") for f in flavors):
-        if TAS_LABEL not in labels:
-            out.append(Owned(t.meta + ("labels",), key=TAS_LABEL, why="topology-aware scheduling"))
-        if WORKLOAD_ANNOTATION not in annotations:
-            out.append(Owned(t.meta + ("annotations",), key=WORKLOAD_ANNOTATION, why="topology-aware scheduling"))
+    tas = version >= TAS_DEFAULT_ON
+    if tas and WORKLOAD_ANNOTATION not in annotations:
+        out.append(Owned(t.meta + ("annotations",), key=WORKLOAD_ANNOTATION, why="TopologyAwareScheduling gate"))
+    if tas and any(f.get("topologyName") for f in flavors):
+        if not any(a in annotations for a in TOPOLOGY_REQUESTS):
+            out.append(Owned(t.meta + ("annotations",), key=UNCONSTRAINED_ANNOTATION, why="topology-aware scheduling"))
         gates = list(pod.get("schedulingGates") or [])
         if {"name": TAS_GATE} not in gates:
             out.append(Owned(t.spec + ("schedulingGates",), element={"name": TAS_GATE}, index=len(gates),
