@@ -98,8 +98,11 @@ def test_kustomization_waits_on_queues_not_on_held_jobs(built: Path) -> None:
 def test_health_checks_ship_as_a_fragment_outside_every_synced_folder(built: Path) -> None:
     fragment = built / "gen" / ARGOCD_FRAGMENT
     data = _load(fragment)
-    assert set(data) == {"data"} and "kind" not in data  # a patch to merge, not a ConfigMap that replaces argocd-cm
+    # A merge patch of argocd-cm: only the health keys, no namespace, no other data that would replace Argo CD's.
+    assert data["kind"] == "ConfigMap" and data["metadata"] == {"name": "argocd-cm"}
+    assert set(data) == {"apiVersion", "kind", "metadata", "data"}
     assert all(k.startswith("resource.customizations.health.") for k in data["data"])
+    assert not (fragment.parent / "kustomization.yaml").exists()
     synced = {Path(_load(p)["spec"]["source"]["path"]).name for p in (built / "gen").glob("*/argocd-application.yaml")}
     assert fragment.parent.name not in synced
     assert not list((built / "gen").glob("*/argocd-cm*.yaml"))

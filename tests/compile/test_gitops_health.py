@@ -203,7 +203,9 @@ def test_a_workload_kueue_holds_never_keeps_the_sync_running(kind: str, obj: dic
 
 
 def test_fragment_has_one_argo_key_per_kind() -> None:
-    data = resource_customizations()["data"]
+    patch = resource_customizations()
+    assert patch["metadata"] == {"name": "argocd-cm"}
+    data = patch["data"]
     assert set(data) == {"resource.customizations.health.kueue.x-k8s.io_ClusterQueue",
                          "resource.customizations.health.kueue.x-k8s.io_LocalQueue",
                          "resource.customizations.health.batch_Job",

@@ -209,10 +209,13 @@ def health_checks() -> dict[str, str]:
 
 
 def resource_customizations() -> dict[str, Any]:
-    """The `argocd-cm` fragment: `data` keys `resource.customizations.health.<group>_<kind>` (Argo CD's
-    per-key form), to merge with `kubectl -n argocd patch configmap argocd-cm --type merge --patch-file ...`
-    or into the Helm chart's `configs.cm`."""
-    return {"data": {f"resource.customizations.health.{key.replace('/', '_')}": lua
+    """The `argocd-cm` fragment: a merge patch carrying only the `data` keys
+    `resource.customizations.health.<group>_<kind>` (Argo CD's per-key form). Merge it with
+    `kubectl -n argocd patch configmap argocd-cm --type merge --patch-file ...`, as a kustomize patch of your
+    Argo CD install, or copy the keys into the Helm chart's `configs.cm`. It names the ConfigMap so tools read
+    it as a Kubernetes object, and has no namespace: it is never applied on its own."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "argocd-cm"},
+            "data": {f"resource.customizations.health.{key.replace('/', '_')}": lua
                      for key, lua in sorted(health_checks().items())}}
 
 

@@ -49,9 +49,9 @@ def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | 
             raise KueueplanError(f"an environment named {ARGOCD_FRAGMENT.split('/')[0]!r} would hold Argo CD's "
                                  "argocd-cm fragment", hint="rename the environment")
         # Health checks are Argo CD-wide: one fragment to merge into argocd-cm, outside every synced folder.
-        result.files[ARGOCD_FRAGMENT] = (MARKER + "\n# Merge into Argo CD's argocd-cm ConfigMap, e.g.\n"
+        result.files[ARGOCD_FRAGMENT] = (MARKER + "\n# A patch: merge it into Argo CD's argocd-cm ConfigMap, never apply it alone:\n"
                                          "#   kubectl -n argocd patch configmap argocd-cm --type merge "
-                                         f"--patch-file {ARGOCD_FRAGMENT}\n" + dump(resource_customizations()))
+                                         f"--patch-file gen/{ARGOCD_FRAGMENT}  (gen/: this build's folder)\n---\n" + dump(resource_customizations()))
     return result
 
 
