@@ -6,7 +6,7 @@ GitHub Actions log they must not start a workflow command (`::error::`, `::add-m
 
 - `md_text`: plain text inside Markdown (a paragraph, a list item, a table cell).
 - `md_code`: text shown as an inline code span (`table=True` inside a table row).
-- `mermaid_text`: a quoted label inside a ```mermaid fence.
+- `mermaid_text`, `gantt_text`: a label inside a ```mermaid fence.
 - `gh_data` / `gh_property`: the message and the properties of a workflow command, escaped as the runner
   unescapes them (actions/runner ActionCommand: `%` `\\r` `\\n`, and `:` `,` in properties).
 - `stop_commands`: wrap log output so the runner processes no workflow command inside it.
@@ -18,7 +18,7 @@ import re
 import secrets
 
 ZWJ = "\u200d"  # zero-width joiner: `@\u200dteam` shows as "@team" but mentions nobody
-ZWSP = "\u200b"  # zero-width space: breaks GitHub's autolinks (`https\u200b://`, `www\u200b.`)
+ZWSP = "\u200b"  # zero-width space: breaks GitHub's autolinks (`https:\u200b//`, `www\u200b.`)
 
 _NEWLINES = re.compile(r"\r\n|[\r\n\u2028\u2029\x0b\x0c\x85]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
@@ -27,7 +27,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]~$])")
 # What opens a block (heading, list, quote, ordered list) when it starts a line.
 _BLOCK_START = re.compile(r"^(\s*\d*)([#+\-=.)])")
-_AUTOLINK = re.compile(r"(?i)(://|www\.)")
+_AUTOLINK = re.compile(r"(?i)(:(?=//)|www(?=\.))")
 
 
 def one_line(text: object) -> str:
@@ -42,7 +42,7 @@ def md_text(text: object) -> str:
     s = _MD_SPECIAL.sub(r"\\\1", s)
     s = _BLOCK_START.sub(r"\1\\\2", s, count=1)
     s = s.replace("@", "@" + ZWJ)
-    return _AUTOLINK.sub(lambda m: ZWSP + m.group(1), s)
+    return _AUTOLINK.sub(lambda m: m.group(1) + ZWSP, s)
 
 
 def md_code(text: object, table: bool = False) -> str:
@@ -66,6 +66,11 @@ def mermaid_text(text: object) -> str:
                       ("`", "#96;"), ("|", "#124;")):
         s = s.replace(raw, code)
     return s.replace("@", "@" + ZWJ)
+
+
+def gantt_text(text: object) -> str:
+    """A Mermaid Gantt title, section or task name (unquoted: `:` and `;` would end it)."""
+    return mermaid_text(text).replace(":", "#58;").replace(";", "#59;")
 
 
 def gh_data(text: object) -> str:
