@@ -193,3 +193,75 @@ def test_concurrent_and_killed_builds_leave_each_environment_whole(tmp_path: Pat
     assert _spawn(out, versions[0][0]).wait(timeout=120) == 0
     _assert_whole(out, versions[:1])
     assert sorted(p.name for p in out.iterdir()) == ["dev", "prod"]
+
+
+# --------------------------------------------------------------------------- import
+
+
+HOSTILE_MANIFESTS = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: {cq}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: 4
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: q
+  namespace: team-a
+spec:
+  clusterQueue: {cq}
+---
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: {job}
+  namespace: team-a
+  labels: {{kueue.x-k8s.io/queue-name: q}}
+spec:
+  entrypoint: python x.py
+"""
+
+
+@pytest.mark.parametrize(("cq", "job"), [("../../../x", "ok"), ("team", "../../../../x")])
+def test_import_never_writes_outside_its_output_folder(tmp_path: Path, cq: str, job: str) -> None:
+    manifests = tmp_path / "in" / "m.yaml"
+    manifests.parent.mkdir()
+    manifests.write_text(HOSTILE_MANIFESTS.format(cq=cq, job=job))
+    out = tmp_path / "a" / "b" / "spec"
+    result = CliRunner().invoke(main, ["import", str(manifests.parent), "-o", str(out)])
+    assert result.exit_code == 2 and "refusing" in result.output and "Traceback" not in result.output, result.output
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.yaml")) == ["in/m.yaml"]
+
+
+def test_import_force_overwrites_only_what_import_wrote(tmp_path: Path) -> None:
+    manifests = tmp_path / "in" / "m.yaml"
+    manifests.parent.mkdir()
+    manifests.write_text(HOSTILE_MANIFESTS.format(cq="team", job="train"))
+    out = tmp_path / "spec"
+    runner = CliRunner()
+    assert runner.invoke(main, ["import", str(manifests.parent), "-o", str(out)]).exit_code == 0
+    assert runner.invoke(main, ["import", str(manifests.parent), "-o", str(out), "--force"]).exit_code == 0
+    # A hand-written file where import would write: --force stops, naming it, and writes nothing.
+    team = out / "teams" / "team.yaml"
+    team.write_text("# mine\nkind: Team\n")
+    before = {p: p.read_text() for p in out.rglob("*.yaml")}
+    result = runner.invoke(main, ["import", str(manifests.parent), "-o", str(out), "--force"])
+    assert result.exit_code == 2 and "teams/team.yaml" in result.output and "not written by" in result.output
+    assert {p: p.read_text() for p in out.rglob("*.yaml")} == before
+    # Nor through a symlink to a file elsewhere.
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("precious\n")
+    team.unlink()
+    team.symlink_to(elsewhere)
+    result = runner.invoke(main, ["import", str(manifests.parent), "-o", str(out), "--force"])
+    assert result.exit_code == 2 and "symlink" in result.output and elsewhere.read_text() == "precious\n"
