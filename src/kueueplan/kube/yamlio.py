@@ -9,6 +9,7 @@ constructed), duplicate keys (the API server rejects them, editors hide them), a
 from __future__ import annotations
 
 import io
+import os
 import re
 from itertools import accumulate
 from dataclasses import dataclass, field
@@ -149,10 +150,40 @@ def read_text(path: str | Path) -> str:
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def yaml_files(folder: Path) -> list[Path]:
-    """YAML files below a folder in sorted order, skipping hidden files and folders (.git, .venv)."""
-    return sorted(p for p in folder.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+def yaml_files(folder: Path, suffixes: tuple[str, ...] = YAML_SUFFIXES) -> list[Path]:
+    """YAML files below a folder in sorted order, skipping hidden files and folders (.git, .venv).
+
+    A symlink that leads out of the repository (see `input_root`) is refused: a pull request could otherwise
+    make CI read, and report on, any file of the runner. Symlinked folders are not walked.
+    """
+    root = input_root(folder)
+    files = sorted(p for p in folder.rglob("*") if p.suffix in suffixes and p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    for p in files:
+        refuse_outside(p, root)
+    return files
+
+
+def input_root(path: Path) -> Path:
+    """The repository an input belongs to: the nearest folder above it holding `.git`; without one, the
+    working directory when the input lies below it, else the input folder itself."""
+    start = Path(os.path.abspath(path))
+    for p in (start, *start.parents):
+        if (p / ".git").exists():
+            return p
+    cwd = Path.cwd()
+    if start == cwd or cwd in start.parents:
+        return cwd
+    return start if start.is_dir() else start.parent
+
+
+def refuse_outside(path: Path, root: Path) -> None:
+    """Refuse `path` when following its symlinks leads out of `root`."""
+    real_root = root.resolve()
+    target = path.resolve()
+    if target != real_root and real_root not in target.parents:
+        raise YamlError(f"{path} is a symlink to {target}, outside {root}", file=str(path),
+                        hint="kueueplan does not follow symlinks out of the repository; copy the file in")
 
 
 def load_file(path: str | Path) -> list[Document]:

@@ -19,16 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.yamlio import load_text, yaml_files
 from kueueplan.validate.celrules import CelEvaluator
 from kueueplan.validate.schema import Check, SchemaCompiler
-
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 KUEUE_MANIFESTS_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
 KUBERAY_CRD_URL = ("https://raw.githubusercontent.com/ray-project/kuberay/{version}/ray-operator/config/crd/"
@@ -151,7 +145,7 @@ def _load_crds(paths: list[str | Path]) -> CrdSet:
         if not p.exists():
             raise KueueplanError(f"--crds path does not exist: {p}", hint="pass a CRD folder, a CRD file or "
                                  "Kueue's manifests.yaml, or run `kueueplan schemas pull`")
-        files = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml", ".json")) if p.is_dir() else [p]
+        files = yaml_files(p, (".yaml", ".yml", ".json")) if p.is_dir() else [p]
         found = 0
         for f in files:
             raw = f.read_bytes()
@@ -215,10 +209,13 @@ def _parse_cached(path: Path, raw: bytes | None = None) -> list[Any]:
     except (OSError, ValueError):
         pass
     try:
-        docs = [d for d in yaml.load_all(raw.decode("utf-8-sig"), Loader=_Loader)
-                if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"]
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise KueueplanError(f"cannot read CRD file: {err}", file=str(path)) from None
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise KueueplanError("cannot read CRD file: not UTF-8 text", file=str(path)) from None
+    # The same safe loader, with the same node, alias and depth limits, as every other input: a CRD comes
+    # from the repository too (an alias bomb in one must not exhaust the runner).
+    docs = [d.data for d in load_text(text, file=str(path))
+            if isinstance(d.data, dict) and d.data.get("kind") == "CustomResourceDefinition"]
     _write_atomic(cached, json.dumps(docs))
     return docs
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.yamlio import Document, load_file
+from kueueplan.kube.yamlio import yaml_files, Document, load_file
 
 POLICY_API = "policy.kueueplan.io/v1alpha1"
 POLICY_KIND = "PlatformPolicy"
@@ -137,7 +137,7 @@ def policy_documents(paths: list[str | Path]) -> list[Document]:
         path = Path(raw)
         if not path.exists():
             raise KueueplanError(f"policy path does not exist: {path}")
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
+        files = yaml_files(path) if path.is_dir() else [path]
         for f in files:
             docs.extend(load_file(f))
     return docs
