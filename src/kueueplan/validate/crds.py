@@ -100,19 +100,38 @@ class CrdSet:
     def add_document(self, doc: Any, source: str) -> bool:
         if not (isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"):
             return False
-        spec = doc.get("spec") or {}
-        names = spec.get("names") or {}
-        group, kind = spec.get("group"), names.get("kind")
+        spec = doc.get("spec")
+        if not isinstance(spec, dict):
+            spec = {}
+        names = spec.get("names")
+        group, kind = (spec.get("group"), names.get("kind")) if isinstance(names, dict) else (None, None)
         if not group or not kind:
             return False
-        entry = self.versions.setdefault((group, kind), {})
-        for ver in spec.get("versions") or []:
-            schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
-            entry[ver["name"]] = CrdVersion(group, kind, ver["name"], schema, bool(ver.get("served", True)),
-                                            bool(ver.get("storage")), bool(ver.get("deprecated")),
-                                            ver.get("deprecationWarning"), spec.get("scope", "Namespaced"),
-                                            source)
+        what = f"CustomResourceDefinition {kind}.{group}"
+        versions = _shaped(spec.get("versions") or [], list, f"{what}: spec.versions", source)
+        entry = self.versions.setdefault((str(group), str(kind)), {})
+        for i, ver in enumerate(versions):
+            ver = _shaped(ver, dict, f"{what}: spec.versions[{i}]", source)
+            name = ver.get("name")
+            if not isinstance(name, str) or not name:
+                raise KueueplanError(f"{what}: spec.versions[{i}] has no name", file=source,
+                                     hint="every CRD version needs `name:` (e.g. v1beta1)")
+            schema = _shaped(ver.get("schema") or {}, dict, f"{what}: spec.versions[{i}].schema", source)
+            schema = _shaped(schema.get("openAPIV3Schema") or {}, dict,
+                             f"{what}: spec.versions[{i}].schema.openAPIV3Schema", source)
+            entry[name] = CrdVersion(str(group), str(kind), name, schema, bool(ver.get("served", True)),
+                                     bool(ver.get("storage")), bool(ver.get("deprecated")),
+                                     ver.get("deprecationWarning"), str(spec.get("scope", "Namespaced")), source)
         return True
+
+
+def _shaped(value: Any, kind: type, where: str, source: str) -> Any:
+    """`value` when it is a `kind` (list / mapping), else a clear error naming the CRD file."""
+    if not isinstance(value, kind):
+        raise KueueplanError(f"malformed {where}: expected a {'list' if kind is list else 'mapping'}, "
+                             f"got {type(value).__name__}", file=source,
+                             hint="pass the CRD files your cluster runs (e.g. Kueue's release manifests.yaml)")
+    return value
 
 
 def load_crds(paths: list[str | Path]) -> CrdSet:
