@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kueueplan.errors import KueueplanError
+from kueueplan.errors import InputRefusedError, KueueplanError
 
 try:  # the C extension is an optional part of PyYAML wheels
     from yaml import CSafeLoader as _BaseLoader
@@ -43,7 +43,7 @@ class YamlError(KueueplanError):
     """A file that is not usable YAML for kueueplan."""
 
 
-class LimitError(YamlError):
+class LimitError(YamlError, InputRefusedError):
     """A file over a resource limit (nodes, aliases, depth, size): unusable input in every command (exit 2),
     never a finding among others, since nothing of it was read."""
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kueueplan.errors import KueueplanError
+from kueueplan.errors import InputRefusedError, KueueplanError
 from kueueplan.kube.yamlio import load_text, yaml_files
+from kueueplan.validate.celcost import CelCostError, check_schema
 from kueueplan.validate.celrules import CelEvaluator
 from kueueplan.validate.schema import Check, SchemaCompiler
 
@@ -79,6 +80,11 @@ class CrdSet:
 
     def check_for(self, crd: CrdVersion) -> Check:
         if crd._check is None:
+            try:  # refuse rules that could not finish in time before evaluating any (validate/celcost.py)
+                check_schema(crd.schema, f"{crd.kind}.{crd.group}/{crd.version} ")
+            except CelCostError as err:
+                err.file = crd.source
+                raise
             compiler = SchemaCompiler(crd=True, cel_hook=self.evaluator,
                                       skip_root=("metadata", "apiVersion", "kind"))
             crd._check = compiler.compile_root(crd.schema)
@@ -114,7 +120,7 @@ class CrdSet:
             ver = _shaped(ver, dict, f"{what}: spec.versions[{i}]", source)
             name = ver.get("name")
             if not isinstance(name, str) or not name:
-                raise KueueplanError(f"{what}: spec.versions[{i}] has no name", file=source,
+                raise CrdError(f"{what}: spec.versions[{i}] has no name", file=source,
                                      hint="every CRD version needs `name:` (e.g. v1beta1)")
             schema = _shaped(ver.get("schema") or {}, dict, f"{what}: spec.versions[{i}].schema", source)
             schema = _shaped(schema.get("openAPIV3Schema") or {}, dict,
@@ -125,10 +131,14 @@ class CrdSet:
         return True
 
 
+class CrdError(InputRefusedError):
+    """A CRD file kueueplan cannot use."""
+
+
 def _shaped(value: Any, kind: type, where: str, source: str) -> Any:
     """`value` when it is a `kind` (list / mapping), else a clear error naming the CRD file."""
     if not isinstance(value, kind):
-        raise KueueplanError(f"malformed {where}: expected a {'list' if kind is list else 'mapping'}, "
+        raise CrdError(f"malformed {where}: expected a {'list' if kind is list else 'mapping'}, "
                              f"got {type(value).__name__}", file=source,
                              hint="pass the CRD files your cluster runs (e.g. Kueue's release manifests.yaml)")
     return value
@@ -230,7 +240,7 @@ def _parse_cached(path: Path, raw: bytes | None = None) -> list[Any]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise KueueplanError("cannot read CRD file: not UTF-8 text", file=str(path)) from None
+        raise CrdError("cannot read CRD file: not UTF-8 text", file=str(path)) from None
     # The same safe loader, with the same node, alias and depth limits, as every other input: a CRD comes
     # from the repository too (an alias bomb in one must not exhaust the runner).
     docs = [d.data for d in load_text(text, file=str(path))
