@@ -1,33 +1,24 @@
 """The apply plan (workflow/applyplan.py) in the diff report's three forms. Names, field paths and messages come
-from the pull request: in Markdown every character Markdown or HTML would interpret is escaped."""
+from the pull request: in Markdown they go through report/escape.py (the one escaping helper)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
+from kueueplan.report.escape import md_code, md_text, one_line
 from kueueplan.workflow.manifests import key_text
 
 
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!~>-])")  # `|` is the table helper's (report/diff.py _cell)
-
-
-def md(text: str) -> str:
-    """Literal text in a Markdown table cell: no code spans, links, emphasis, HTML or line breaks."""
-    text = " ".join(str(text).split())
-    return _MARKDOWN.sub(r"\\\1", text).replace("<", "&lt;")
-
-
 def text_lines(steps: list[Any]) -> list[str]:
-    return [f"  {'✗' if s.blocking else '•'} apply: {s.text}" + ("" if s.blocking else f" (allowed: {s.allow_key})")
-            for s in steps]
+    return [f"  {'✗' if s.blocking else '•'} apply: {one_line(s.text)}"
+            + ("" if s.blocking else f" (allowed: {s.allow_key})") for s in steps]
 
 
 def markdown_lines(steps: list[Any], table: Callable[[list[str], list[list[Any]]], list[str]]) -> list[str]:
     if not steps:
         return []
-    rows = [["❌" if s.blocking else f"✅ allowed ({s.allow_key})", s.rule, md(key_text(s.key)), md(s.message),
-             md(s.advice)] for s in steps]
+    rows = [["❌" if s.blocking else f"✅ allowed ({md_text(s.allow_key)})", md_text(s.rule),
+             md_code(key_text(s.key), table=True), md_text(s.message), md_text(s.advice)] for s in steps]
     return ["#### What Argo CD / Flux will do", ""] + table(["", "Rule", "Object", "The apply", "What to do"], rows)
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from kueueplan.report import applyplan
+from kueueplan.report.escape import md_code, md_text
 from kueueplan.workflow.check import CheckReport
 
 MAX_SHOWN = 20  # findings listed in the summary; `kueueplan validate` prints them all
@@ -57,7 +58,8 @@ def text(report: CheckReport) -> str:
 
 def markdown(report: CheckReport) -> str:
     problems = report.problems
-    out = ["## kueueplan check", "", ("❌ " + "; ".join(problems)) if problems else "✅ all checks passed", ""]
+    out = ["## kueueplan check", "", ("❌ " + md_text("; ".join(problems))) if problems else "✅ all checks passed",
+           ""]
     out += ["| Step | Result |", "|---|---|"]
     if report.gen_checked:
         out.append(f"| build | {'❌ ' + str(len(report.drift)) + ' file(s) out of date' if report.drift else '✅ up to date'} |")
@@ -67,12 +69,11 @@ def markdown(report: CheckReport) -> str:
     for sim in report.simulations:
         status = "no declared load" if not sim.workloads else (
             f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
-        out.append(f"| simulate `{sim.env}` | {status} |")
-    details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
-    details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
-    details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
-    details += [f"- {'❌' if s.blocking else '✅'} {applyplan.md(s.env)} apply: {applyplan.md(s.text)}"
-                for s in report.apply]
+        out.append(f"| simulate {md_code(sim.env, table=True)} | {md_text(status)} |")
+    details = [f"- {md_code(f'{report.gen_dir}/{d.path}')}: {md_text(d.problem)}" for d in report.drift]
+    details += [f"- {md_text(_finding_line(f))}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
+    details += [f"- {md_code(sim.env)}: {md_text(line)}" for sim in report.simulations for line in sim.failures]
+    details += [f"- {'❌' if s.blocking else '✅'} {md_code(s.env)} apply: {md_text(s.text)}" for s in report.apply]
     if details:
         out += ["", *details]
     return "\n".join(out) + "\n"
