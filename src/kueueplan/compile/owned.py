@@ -72,10 +72,10 @@ class Template:
 
 def _get(obj: Any, path: Path) -> Any:
     for part in path:
-        if isinstance(part, int):
-            obj = obj[part] if isinstance(obj, list) and part < len(obj) else None
+        if part.__class__ is int:
+            obj = obj[part] if obj.__class__ is list and part < len(obj) else None  # type: ignore[index]
         else:
-            obj = obj.get(part) if isinstance(obj, Mapping) else None
+            obj = obj.get(part) if isinstance(obj, dict) else None  # manifests are plain dicts (abc checks are slow)
         if obj is None:
             return None
     return obj
