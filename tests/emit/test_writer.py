@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from kueueplan.emit import render_environment
-from kueueplan.emit.build import build
+from kueueplan.emit.build import build, render
 from kueueplan.emit.writer import LOCK_NAME, recover, write_tree
 from kueueplan.emit.yaml import MARKER, dump_manifests
 from kueueplan.errors import KueueplanError
@@ -211,8 +211,11 @@ def test_argocd_and_flux_objects_point_at_the_environment_folder(tmp_path: Path)
     for env_file in spec.glob("env-*.yaml"):
         text = env_file.read_text()
         env_file.write_text(text[:text.index("  # Argo CD:")] if "  # Argo CD:" in text else text)
-    shutil.rmtree(tmp_path / "repo" / "gen")
-    build(spec, tmp_path / "repo" / "gen")
+    from kueueplan.workflow.check import drift
+
+    stale = {d.path: d.problem for d in drift(render(spec, tmp_path / "repo" / "gen").files, tmp_path / "repo" / "gen")}
+    assert stale["argocd-cm/resource-customizations.yaml"] == "stale"
+    build(spec, tmp_path / "repo" / "gen")  # the fragment goes with the last Application
     assert not (tmp_path / "repo/gen/prod/argocd-application.yaml").exists()
     assert not (tmp_path / "repo/gen/argocd-cm").exists()
 

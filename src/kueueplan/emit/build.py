@@ -85,6 +85,8 @@ def build(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | N
     result = render(spec_path, out_path, envs, argocd, flux)
     # A full build prunes the folders of environments that no longer exist (generated files only).
     prune = [] if envs else _generated_folders(out_path, set(result.environments))
+    if not envs and ARGOCD_FRAGMENT not in result.files and (out_path / ARGOCD_FRAGMENT).is_file():
+        prune.append(ARGOCD_FRAGMENT.split("/")[0])  # no environment uses Argo CD any more (generated files only)
     result.changed = write_tree(out_path, result.files, prune_dirs=prune)
     return result
 

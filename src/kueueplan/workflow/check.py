@@ -67,6 +67,7 @@ class CheckReport:
 def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
     """Files a fresh build would write differently, add, or prune (generated files only) under gen_dir."""
     from kueueplan.emit import has_marker
+    from kueueplan.emit.build import ARGOCD_FRAGMENT
 
     out = []
     for rel, text in sorted(rendered.items()):
@@ -82,7 +83,8 @@ def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
         for path in sorted(gen_dir.rglob("*.yaml")):
             rel = path.relative_to(gen_dir).as_posix()
             top = rel.split("/", 1)[0]
-            generated_env = top in envs or (gen_dir / top / "kustomization.yaml").is_file()
+            generated_env = top in envs or (gen_dir / top / "kustomization.yaml").is_file() or \
+                rel == ARGOCD_FRAGMENT
             if rel not in rendered and _linked(gen_dir, rel):
                 continue
             if rel not in rendered and generated_env and has_marker(path.read_text(encoding="utf-8", errors="replace")):
