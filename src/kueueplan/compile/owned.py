@@ -81,19 +81,28 @@ def _get(obj: Any, path: Path) -> Any:
     return obj
 
 
+def _map(value: Any) -> dict[str, Any]:
+    """A mapping field, or {} when Git wrote something else there (validate reports that; build must not fail)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
 def _ray_templates(obj: Mapping[str, Any], base: Path) -> list[Template]:
     out = [Template("head", base + ("headGroupSpec", "template", "metadata"),
                     base + ("headGroupSpec", "template", "spec"), _get(obj, base + ("headGroupSpec", "template")))]
-    for i, group in enumerate(_get(obj, base + ("workerGroupSpecs",)) or []):
+    for i, group in enumerate(_items(_get(obj, base + ("workerGroupSpecs",)))):
         t = base + ("workerGroupSpecs", i, "template")
-        out.append(Template(str(group.get("groupName", "")), t + ("metadata",), t + ("spec",), _get(obj, t)))
+        out.append(Template(str(_map(group).get("groupName", "")), t + ("metadata",), t + ("spec",), _get(obj, t)))
     return out
 
 
 def pod_templates(obj: Mapping[str, Any]) -> list[Template]:
     """The pod templates Kueue merges admission into, in pod-set order."""
     kind = obj.get("kind")
-    spec = obj.get("spec") or {}
+    spec = _map(obj.get("spec"))
     if kind == "Job":
         return [Template("main", ("spec", "template", "metadata"), ("spec", "template", "spec"),
                          _get(obj, ("spec", "template")))]
@@ -156,11 +165,11 @@ def _provisioning_configs(cq_spec: Mapping[str, Any], checks: Mapping[str, Mappi
 
 def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[Mapping[str, Any], ...],
                      version: tuple[int, int, int]) -> list[Owned]:
-    if t.body is None:
+    if not isinstance(t.body, dict):
         return []
-    meta, pod = t.body.get("metadata") or {}, t.body.get("spec") or {}  # a Pod is its own template
-    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    selector, tolerations = pod.get("nodeSelector") or {}, list(pod.get("tolerations") or [])
+    meta, pod = _map(t.body.get("metadata")), _map(t.body.get("spec"))  # a Pod is its own template
+    labels, annotations = _map(meta.get("labels")), _map(meta.get("annotations"))
+    selector, tolerations = _map(pod.get("nodeSelector")), _items(pod.get("tolerations"))
     out: list[Owned] = []
     if version >= (0, 9, 0) and PODSET_LABEL not in labels:
         out.append(Owned(t.meta + ("labels",), key=PODSET_LABEL, why=f"pod set {t.pod_set}"))
@@ -183,7 +192,7 @@ def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[
     if tas and any(f.get("topologyName") for f in flavors):
         if not any(a in annotations for a in TOPOLOGY_REQUESTS):
             out.append(Owned(t.meta + ("annotations",), key=UNCONSTRAINED_ANNOTATION, why="topology-aware scheduling"))
-        gates = list(pod.get("schedulingGates") or [])
+        gates = _items(pod.get("schedulingGates"))
         if {"name": TAS_GATE} not in gates:
             out.append(Owned(t.spec + ("schedulingGates",), element={"name": TAS_GATE}, index=len(gates),
                              why="topology-aware scheduling"))
@@ -198,9 +207,8 @@ def owned_fields(obj: Mapping[str, Any], platform: Platform) -> list[Owned]:
     kind = obj.get("kind")
     if kind not in WORKLOAD_KINDS:
         return []
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    labels = meta.get("labels") or {}
+    meta, spec = _map(obj.get("metadata")), _map(obj.get("spec"))
+    labels = _map(meta.get("labels"))
     queue = (str(meta.get("namespace") or "default"), str(labels.get(QUEUE_LABEL) or ""))
     if not queue[1]:
         return []  # Kueue leaves objects without a queue alone (manageJobsWithoutQueueName aside)
@@ -209,25 +217,25 @@ def owned_fields(obj: Mapping[str, Any], platform: Platform) -> list[Owned]:
     out: list[Owned] = []
     if kind != "Pod" and "suspend" not in spec:
         out.append(Owned(("spec", "suspend"), why="Kueue suspends until admitted"))
-    if kind == "Job" and MIN_PARALLELISM in (meta.get("annotations") or {}):
+    if kind == "Job" and MIN_PARALLELISM in _map(meta.get("annotations")):
         out.append(Owned(("spec", "parallelism"), why="partial admission"))
     if kind == "Pod":
         out.append(Owned(("spec", "schedulingGates"), element={"name": "kueue.x-k8s.io/admission"},
-                         index=len(spec.get("schedulingGates") or []), why="Kueue gates the pod until admitted"))
+                         index=len(_items(spec.get("schedulingGates"))), why="Kueue gates the pod until admitted"))
         if "kueue.x-k8s.io/managed" not in labels:
             out.append(Owned(("metadata", "labels"), key="kueue.x-k8s.io/managed", why="Kueue's pod webhook"))
         out.append(Owned(("metadata", "finalizers"), element="kueue.x-k8s.io/managed",  # type: ignore[arg-type]
-                         index=len(meta.get("finalizers") or []), why="Kueue's pod webhook"))
+                         index=len(_items(meta.get("finalizers"))), why="Kueue's pod webhook"))
     for t in pod_templates(obj):
         if t.pod_set == "submitter" and t.body is None:
             out.append(Owned(("spec", "submitterPodTemplate"), why="Kueue writes the default submitter template"))
             continue
         out += _template_fields(t, flavors, prov, platform.kueue_version)
-    ray = spec.get("rayClusterSpec") if kind == "RayJob" else spec if kind == "RayCluster" else None
-    if ray and ray.get("enableInTreeAutoscaling"):
+    ray = _map(spec.get("rayClusterSpec")) if kind == "RayJob" else spec if kind == "RayCluster" else {}
+    if ray.get("enableInTreeAutoscaling") is True:
         base = ("spec", "rayClusterSpec") if kind == "RayJob" else ("spec",)
         out += [Owned(base + ("workerGroupSpecs", i, "replicas"), why="Ray autoscaler")
-                for i, _ in enumerate(ray.get("workerGroupSpecs") or [])]
+                for i, _ in enumerate(_items(ray.get("workerGroupSpecs")))]
     return _dedupe([_widen(obj, f) for f in out])
 
 
