@@ -358,3 +358,19 @@ def test_rules_follow_the_kueue_release(platform: list[dict[str, Any]]) -> None:
     queue_labels = {'.metadata.labels["kueue.x-k8s.io/local-queue-name"]',
                     '.metadata.labels["kueue.x-k8s.io/cluster-queue-name"]'}  # AssignQueueLabelsForPods, v0.17
     assert rules[(0, 19, 2)]["debug-shell"] - rules[(0, 13, 0)]["debug-shell"] == {workload} | queue_labels
+
+
+@pytest.mark.parametrize("junk", [None, 1, "x", [], {}, [1, "a"], {"a": 1}, True])
+def test_fields_of_an_unexpected_shape_never_crash_the_rules(platform: list[dict[str, Any]], junk: Any) -> None:
+    """Verbatim extras in the spec can put anything anywhere; validate reports it, the rules just skip it."""
+    for path in (("spec",), ("spec", "workerGroupSpecs"), ("spec", "headGroupSpec", "template"),
+                 ("spec", "headGroupSpec", "template", "metadata"), ("spec", "headGroupSpec", "template", "spec"),
+                 ("metadata", "labels")):
+        manifests = copy.deepcopy(platform)
+        obj = next(m for m in manifests if m["kind"] == "RayCluster")
+        node = obj
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = junk
+        for rule in ignore_differences(manifests) + flux_ignore(manifests):
+            assert rule
