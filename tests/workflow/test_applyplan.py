@@ -79,6 +79,22 @@ def test_cutting_quota_under_running_work_blocks(tmp_path: Path) -> None:
     assert not [s for s in _steps(base2, head2)[1] if s.rule == "KP703"]
 
 
+def test_cutting_the_lenders_makes_borrowers_reclaim_targets(tmp_path: Path) -> None:
+    """team-b borrows CPU from the cohort (24 > its 16); shared and team-a lend less: the cohort no longer holds
+    what is admitted, and team-b's borrowed work is what reclaiming queues preempt."""
+    base, head = _copy(tmp_path, "base"), _copy(tmp_path, "head")
+    teams = head / "teams.yaml"
+    text = teams.read_text()
+    i = text.index("name: shared")
+    teams.write_text(text[:i] + text[i:].replace("      cpu: 32\n", "      cpu: 0\n", 1))
+    _edit(teams, "  - flavor: cpu-standard\n    resources:\n      cpu: 8\n",
+          "  - flavor: cpu-standard\n    resources:\n      cpu: 4\n")
+    report, steps = _steps(base, head)
+    [cohort] = [s for s in steps if s.rule == "KP703"]
+    assert cohort.key == ("Cohort", "", "ml-platform") and "56 -> 20" in cohort.message
+    assert "borrowers (team-b)" in cohort.message and report.exit_code == 1
+
+
 def test_hold_and_drain_and_template_change(tmp_path: Path) -> None:
     base, head = _copy(tmp_path, "base"), _copy(tmp_path, "head")
     _edit(head / "teams.yaml", "  namespaces: [team-b]\n", "  namespaces: [team-b]\n  stopPolicy: HoldAndDrain\n")

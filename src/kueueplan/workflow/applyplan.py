@@ -167,8 +167,10 @@ def immutable_changed(state: EnvState) -> list[ApplyStep]:
     return out
 
 
-def _usage_peaks(state: EnvState) -> dict[tuple[str, str, str], int]:
-    """(ClusterQueue, flavor, resource) -> the most the base's admitted workloads used at once (simulated)."""
+def _usage_peaks(state: EnvState, group: Callable[[str], str | None] = lambda cq: cq
+                 ) -> dict[tuple[str, str, str], int]:
+    """(group of the ClusterQueue, flavor, resource) -> the most the base's admitted workloads used at once
+    (simulated). `group` maps a ClusterQueue to what is summed (itself, or its cohort; None: left out)."""
     manifests: dict[str, Mapping[str, Any]] = {}
     for raw in state.base_raw:
         meta = raw.get("metadata") or {}
@@ -191,8 +193,9 @@ def _usage_peaks(state: EnvState) -> dict[tuple[str, str, str], int]:
             count = int((w.get("podSetCounts") or {}).get(ps_name, ps.count if ps else 0))
             for resource, amount in (ps.requests if ps else ()):
                 flavor = flavors.get(resource) if isinstance(flavors, Mapping) else None
-                if flavor:
-                    k = (str(w.get("clusterQueue")), str(flavor), resource)
+                owner = group(str(w.get("clusterQueue")))
+                if flavor and owner is not None:
+                    k = (owner, str(flavor), resource)
                     usage[k] = usage.get(k, 0) + amount * count
         end = w.get("finishedAt") if w.get("finishedAt") is not None else horizon
         events.append((float(w["admittedAt"]), 1, usage))
@@ -232,6 +235,45 @@ def over_quota(state: EnvState) -> list[ApplyStep]:
                          f"{flavor}/{resource}: admitted work uses up to {amount(used)} (simulated) but nominalQuota "
                          f"drops {amount(old.nominal)} -> {amount(new)}; the apply evicts nothing, {effect}",
                          "cut the quota after the work finishes, or allow overQuota"))
+    return out
+
+
+def _cohort_capacity(cluster: Cluster, cohort: str, flavor: str, resource: str) -> int:
+    """What a flat cohort holds: its members' nominal quotas and its own (Kueue's cohort subtree quota)."""
+    table = quota_table(cluster)
+    members = {name for name, cq in cluster.cluster_queues.items() if cq.cohort_name == cohort}
+    return sum(v.nominal for k, v in table.items() if k.flavor == flavor and k.resource == resource
+               and ((k.owner_kind == "ClusterQueue" and k.owner in members)
+                    or (k.owner_kind == "Cohort" and k.owner == cohort)))
+
+
+def cohort_over_quota(state: EnvState) -> list[ApplyStep]:
+    """KP703 (cohort): a cut that leaves a cohort holding less than its queues' admitted work uses. The apply
+    evicts nothing; nothing that needs to borrow is admitted, and the borrowers' excess is what queues that
+    reclaim their own quota preempt first."""
+    if state.base_sim is None:
+        return []
+    cohort_of = {name: cq.cohort_name for name, cq in state.head_cluster.cluster_queues.items()}
+    per_cq = _usage_peaks(state)
+    out = []
+    for (cohort, flavor, resource), used in sorted(_usage_peaks(state, lambda cq: cohort_of.get(cq)).items()):
+        new = _cohort_capacity(state.head_cluster, cohort, flavor, resource)
+        old = _cohort_capacity(state.base_cluster, cohort, flavor, resource)
+        if new >= old or used <= new:
+            continue
+        head_table = quota_table(state.head_cluster)
+        borrowers = sorted(cq for (cq, f, r), peak in per_cq.items() if f == flavor and r == resource
+                           and cohort_of.get(cq) == cohort and peak > next(
+                               (v.nominal for k, v in head_table.items() if k.owner_kind == "ClusterQueue"
+                                and (k.owner, k.flavor, k.resource) == (cq, flavor, resource)), 0))
+        amount = lambda v: format_resource_value(resource, v)  # noqa: E731
+        out.append(_step("KP703", state, ("Cohort", "", cohort),
+                         f"{flavor}/{resource}: its queues' admitted work uses up to {amount(used)} (simulated) but "
+                         f"the cohort holds {amount(old)} -> {amount(new)}; the apply evicts nothing, nothing that "
+                         "borrows is admitted, and the borrowers"
+                         + (f" ({', '.join(borrowers)})" if borrowers else "")
+                         + " are what queues reclaiming their quota preempt",
+                         "cut quota once the borrowed work finished, or allow overQuota"))
     return out
 
 
@@ -302,8 +344,8 @@ def queue_deleted(state: EnvState) -> list[ApplyStep]:
     return out
 
 
-RULES: tuple[Rule, ...] = (namespace_deleted, workload_deleted, immutable_changed, over_quota, hold_and_drain,
-                           template_changed, queue_deleted)
+RULES: tuple[Rule, ...] = (namespace_deleted, workload_deleted, immutable_changed, over_quota, cohort_over_quota,
+                           hold_and_drain, template_changed, queue_deleted)
 
 
 def _raw(docs: Iterable[Any]) -> list[Mapping[str, Any]]:
