@@ -71,7 +71,8 @@ class CrdSet:
     # scanned, not parsed yet: (group, kind) -> (file, version names)
     pending: dict[tuple[str, str], tuple[Path, list[str]]] = field(default_factory=dict)
 
-    def lookup(self, group: str, kind: str) -> dict[str, CrdVersion] | None:
+    def lookup(self, group: str, kind: str, kueue_version: str | None = None) -> dict[str, CrdVersion] | None:
+        """The CRD's versions; `kueue_version` matters only to the catalogue (validate.catalog), not here."""
         waiting = self.pending.get((group, kind))
         if waiting is not None:
             self._parse(waiting[0])

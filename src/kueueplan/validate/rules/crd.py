@@ -19,7 +19,7 @@ KNOWN_DEPRECATED = {("kueue.x-k8s.io", "v1beta1"): "v1beta2 (Kueue ≥ v0.15)",
 def crd_version(obj: Obj, ctx: Context) -> CrdVersion | None:
     if ctx.crds is None:
         return None
-    versions = ctx.crds.lookup(obj.group, obj.kind)
+    versions = ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version)
     return versions.get(obj.version) if versions else None
 
 
@@ -239,12 +239,13 @@ def no_schema(obj: Obj, ctx: Context) -> Iterator[Hit]:
             yield Hit(obj, ("kind",), f"no built-in schema for {obj.api_version} {obj.kind}; is the apiVersion "
                                       "right?", severity="warning")
         return
-    if ctx.crds is None or ctx.crds.lookup(obj.group, obj.kind) is None:
+    if ctx.crds is None or ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version) is None:
         if ("KP205", obj.group, obj.kind) in ctx.once:
             return  # once per kind is enough
         ctx.once.add(("KP205", obj.group, obj.kind))
+        why = getattr(ctx.crds, "skipped", {}).get(f"{obj.kind}.{obj.group}")
         yield Hit(obj, ("apiVersion",), f"no CRD loaded for {obj.kind}.{obj.group}: its schema and CEL rules "
-                                        "were not checked; pass it with --crds")
+                                        f"were not checked; {why or 'pass it with --crds'}")
 
 
 @rule("KP206", "error", "3 crd")
@@ -277,7 +278,7 @@ def version_not_served(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """
     if ctx.crds is None:
         return
-    versions = ctx.crds.lookup(obj.group, obj.kind)
+    versions = ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version)
     if not versions:
         return
     crd = versions.get(obj.version)
@@ -314,7 +315,8 @@ def deprecated_version(obj: Obj, ctx: Context) -> Iterator[Hit]:
     crd = crd_version(obj, ctx)
     if crd is not None:
         if crd.deprecated:
-            storage = next((v for v, c in ctx.crds.lookup(obj.group, obj.kind).items() if c.storage), None)
+            versions = ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version)
+            storage = next((v for v, c in versions.items() if c.storage), None)
             text = f"{obj.api_version} {obj.kind} is deprecated"
             if crd.deprecation_warning:
                 text += f" ({crd.deprecation_warning.rstrip('.')})"
