@@ -82,7 +82,7 @@ class Catalog:
     # --- what reports show
     @property
     def sources(self) -> list[str]:
-        return [s for crds in self.used_sets for s in crds.sources]
+        return sorted({s for crds in self.used_sets for s in crds.sources}, key=_source_order)
 
     def describe(self) -> list[dict[str, Any]]:
         """The CRDs this run looked up (not every CRD of a pack release), with the versions it checked."""
@@ -105,6 +105,14 @@ class Catalog:
         if key not in self._sets:
             self._sets[key] = _find_release(project, version)
         return self._sets[key]
+
+
+def _source_order(source: str) -> tuple[Any, ...]:
+    """--crds paths first, then pack releases by project and release."""
+    parts = source.split()
+    if source.startswith("schema pack: ") and len(parts) == 4:
+        return (1, parts[2], schemapack.release_key(parts[3]))
+    return (0, source, ())
 
 
 def _full(version: str | None) -> str:

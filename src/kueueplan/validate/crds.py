@@ -14,7 +14,6 @@ import json
 import os
 import re
 import tempfile
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,12 +28,6 @@ try:
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
-
-KUEUE_MANIFESTS_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
-KUBERAY_CRD_URL = ("https://raw.githubusercontent.com/ray-project/kuberay/{version}/ray-operator/config/crd/"
-                   "bases/ray.io_{name}.yaml")
-KUBERAY_CRDS = ("rayclusters", "rayjobs", "rayservices")
-
 
 def cache_dir() -> Path:
     """$KUEUEPLAN_CACHE_DIR, else $XDG_CACHE_HOME/kueueplan, else ~/.cache/kueueplan."""
@@ -172,12 +165,6 @@ def _load_crds(paths: list[str | Path]) -> CrdSet:
     return crds
 
 
-def default_crd_paths() -> list[Path]:
-    """CRDs fetched earlier by `kueueplan schemas pull`, if any."""
-    root = cache_dir() / "crds"
-    return [root] if root.is_dir() and any(root.rglob("*.yaml")) else []
-
-
 _DOCUMENT = re.compile(r"^---[ \t]*$", re.M)
 _GROUP = re.compile(r"^  group: *([\w.-]+) *$", re.M)
 _KIND = re.compile(r"^  names:\n(?:    .*\n)*?    kind: *(\w+) *$", re.M)
@@ -234,32 +221,3 @@ def _write_atomic(target: Path, text: str) -> None:
         os.replace(tmp, target)
     except OSError:
         pass
-
-
-def pull(kueue: str | None, kuberay: str | None, dest: Path | None = None) -> list[Path]:
-    """Download release CRDs into the cache (network; never called by tests)."""
-    root = dest or cache_dir() / "crds"
-    written: list[Path] = []
-    if kueue:
-        written.append(_download(KUEUE_MANIFESTS_URL.format(version=kueue), root / f"kueue-{kueue}" /
-                                 "manifests.yaml"))
-    if kuberay:
-        for name in KUBERAY_CRDS:
-            written.append(_download(KUBERAY_CRD_URL.format(version=kuberay, name=name),
-                                     root / f"kuberay-{kuberay}" / f"ray.io_{name}.yaml"))
-    return written
-
-
-def _download(url: str, target: Path) -> Path:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URLs
-            data = response.read()
-    except OSError as err:
-        raise KueueplanError(f"download failed: {url}: {err}") from None
-    if b"CustomResourceDefinition" not in data:
-        raise KueueplanError(f"{url} holds no CustomResourceDefinition")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
-    return target

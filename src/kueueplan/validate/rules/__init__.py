@@ -6,6 +6,7 @@ from kueueplan.validate.rules import (  # noqa: F401
     crd,
     hygiene,
     jobs,
+    jobwebhook,
     loading,
     policy,
     references,
