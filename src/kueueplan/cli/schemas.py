@@ -47,7 +47,7 @@ def list_(crds: tuple[str, ...]) -> None:
     for project, label in (("kueue", "Kueue"), ("kuberay", "KubeRay")):
         click.echo(f"{label} (schema pack): {', '.join(schemapack.releases(project))}")
         root = pulled_dir(project, "x").parent
-        pulled = sorted((p.name for p in root.iterdir() if p.is_dir() and schemapack.RELEASE.match(p.name)),
+        pulled = sorted((p.name for p in root.iterdir() if p.is_dir() and schemapack.RELEASE.fullmatch(p.name)),
                         key=schemapack.release_key) if root.is_dir() else []
         if pulled:
             click.echo(f"{label} (pulled, {root}): {', '.join(pulled)}")

@@ -125,7 +125,7 @@ def _full(version: str | None) -> str:
 def _find_release(project: str, version: str | None) -> CrdSet | None:
     if version:
         exact = pulled_dir(project, _full(version))
-        if schemapack.RELEASE.match(_full(version)) and exact.is_dir() and any(exact.glob("*.yaml")):
+        if schemapack.RELEASE.fullmatch(_full(version)) and exact.is_dir() and any(exact.glob("*.yaml")):
             return load_crds([exact])
     release = schemapack.pack_release(project, version)
     return _pack_set(project, release) if release else None

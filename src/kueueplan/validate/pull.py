@@ -25,8 +25,8 @@ URLS = {
     "kuberay": "https://raw.githubusercontent.com/ray-project/kuberay/{tag}/ray-operator/config/crd/bases/{name}",
 }
 MAX_BYTES = 8 * 1024 * 1024  # per file; the largest release CRD (KubeRay's RayJob) is 1.4 MB
-_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.yaml$")
-_HEX = re.compile(r"^[0-9a-f]{64}$")
+_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.yaml")  # fullmatch only
+_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def fetch(url: str, limit: int) -> bytes:
@@ -47,7 +47,7 @@ def parse_hashes(items: list[str]) -> dict[str, str]:
     for item in items:
         name, _, digest = item.partition("=")
         digest = digest.strip().lower()
-        if not _FILE.match(name) or not _HEX.match(digest):
+        if not _FILE.fullmatch(name) or not _HEX.fullmatch(digest):
             raise KueueplanError(f"--sha256 {item!r} is not FILE=SHA256",
                                  hint="e.g. --sha256 kueue.x-k8s.io_clusterqueues.yaml=<64 hex digits>")
         out[name] = digest
@@ -56,7 +56,7 @@ def parse_hashes(items: list[str]) -> dict[str, str]:
 
 def plan(project: str, tag: str, hashes: dict[str, str]) -> dict[str, str]:
     """{file name: expected sha256} to fetch for a release: the pack's pins, else the user's hashes."""
-    if not schemapack.RELEASE.match(tag):
+    if not schemapack.RELEASE.fullmatch(tag):
         raise KueueplanError(f"--{project} {tag!r} is not a release tag like v0.19.2",
                              hint="give the exact tag, vMAJOR.MINOR.PATCH")
     group = schemapack.PROJECTS[project]

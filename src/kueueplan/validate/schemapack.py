@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover
 PACK_PATH = Path(__file__).parent / "data" / "schemapack.json.gz"
 PROJECTS = {"kueue": "kueue.x-k8s.io", "kuberay": "ray.io"}  # release line -> the API group its CRDs serve
 GROUP_PROJECT = {group: project for project, group in PROJECTS.items()}
-RELEASE = re.compile(r"^v\d+\.\d+\.\d+$")
+RELEASE = re.compile(r"v\d+\.\d+\.\d+")  # fullmatch only: "$" also matches before a final newline
 _REF = "$n"
 _INLINE_BELOW = 48  # bytes of canonical JSON: smaller nodes cost less inline than as a reference
 # schema keywords whose value is one schema / a list of schemas / a map of name -> schema
@@ -132,7 +132,7 @@ def derive(source: Path, releases: dict[str, Iterable[str]] | None = None) -> di
             continue
         wanted = set(releases[project]) if releases and project in releases else None
         for folder in sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: release_key(p.name)):
-            if not RELEASE.match(folder.name) or (wanted is not None and folder.name not in wanted):
+            if not RELEASE.fullmatch(folder.name) or (wanted is not None and folder.name not in wanted):
                 continue
             files, docs = read_release(folder)
             crds = {}
