@@ -205,3 +205,13 @@ def test_pack_matches_the_upstream_release_crds(shared_dir: Path) -> None:
             name = f"{stripped['spec']['names']['kind']}.{stripped['spec']['group']}"
             assert packed[name] == stripped, name
             assert hashlib.sha256 is not None
+
+
+def test_a_kind_newer_than_the_release_is_refused(tmp_path: Path) -> None:
+    # Cohort objects exist from Kueue v0.9 (kueue.x-k8s.io_cohorts.yaml appears at that tag).
+    path = _write(tmp_path, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata:\n  name: research\n")
+    old = validate([path], policies=[], kueue_version="v0.8.2")
+    assert [(f.rule, f.line) for f in old.findings if f.severity != "info"] == [("KP318", 2)]
+    assert "Kueue v0.8.4 has no Cohort CRD" in old.findings[-1].message
+    assert old.schema_skipped == {"Cohort.kueue.x-k8s.io": "Kueue v0.8.4 has no Cohort CRD"}
+    assert not [f for f in validate([path], policies=[], kueue_version="v0.13").findings]

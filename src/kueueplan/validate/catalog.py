@@ -71,7 +71,21 @@ class Catalog:
                 f"`kueueplan schemas pull --{project} {_full(version)}` or pass its CRDs with --crds")
         elif found is not None:
             self._use(crds, group, kind)
+        else:
+            self.skipped[f"{kind}.{group}"] = f"{crds.sources[0].removeprefix('schema pack: ')} has no {kind} CRD"
         return found
+
+    def release_without(self, group: str, kind: str, kueue_version: str | None = None) -> str | None:
+        """The release ("Kueue v0.8.4") whose CRDs this object is checked against when that release has no CRD
+        for its kind (a kind newer than the cluster's Kueue); None otherwise, or when --crds defines it."""
+        project = schemapack.GROUP_PROJECT.get(group)
+        if project is None or not self.use_pack or (self.user is not None and self.user.lookup(group, kind)):
+            return None
+        version = self.kuberay_version if project == "kuberay" else (kueue_version or self.kueue_version)
+        crds = self._release_set(project, version)
+        if crds is None or crds.lookup(group, kind) is not None:
+            return None
+        return crds.sources[0].removeprefix("schema pack: ") if crds.sources else None
 
     def check_for(self, crd: CrdVersion) -> Any:
         for crds in [self.user, *self._sets.values()]:

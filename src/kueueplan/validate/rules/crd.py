@@ -323,5 +323,6 @@ def deprecated_version(obj: Obj, ctx: Context) -> Iterator[Hit]:
             yield Hit(obj, ("apiVersion",), f"{text}; use {obj.group}/{storage}" if storage else text)
         return
     replacement = KNOWN_DEPRECATED.get((obj.group, obj.version))
-    if replacement:
+    finder = getattr(ctx.crds, "release_without", None)
+    if replacement and not (finder and finder(obj.group, obj.kind, obj.kueue_version)):  # else KP318 says it
         yield Hit(obj, ("apiVersion",), f"{obj.api_version} is deprecated; use {replacement}")
