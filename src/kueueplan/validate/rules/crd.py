@@ -44,7 +44,8 @@ def _hits(obj: Obj, ctx: Context, kind: str) -> Iterator[Hit]:
 def crd_schema(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A custom resource breaks its CRD's OpenAPI v3 schema (type, enum, pattern, min/max, required).
 
-    Needs the CRDs (`--crds`). Fix the value named in the message; enums list the allowed values.
+    The CRD is the object's release's, from the built-in schema pack (or `--crds`). Fix the value named in the
+    message; enums list the allowed values.
 
     Fails:
 
@@ -210,7 +211,8 @@ def crd_cel(obj: Obj, ctx: Context) -> Iterator[Hit]:
 def no_schema(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """No schema is known for this kind (no CRD given for it, not a built-in kind): only generic checks ran.
 
-    Pass the CRD with `--crds` (or run `kueueplan schemas pull`) to check it fully.
+    Kueue and KubeRay kinds get their release's CRD from the built-in schema pack; for other kinds (JobSet,
+    Kubeflow jobs), or a release outside the pack, pass the CRD with `--crds` (or `kueueplan schemas pull`).
 
     Fails:
 
