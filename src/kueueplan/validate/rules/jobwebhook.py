@@ -242,3 +242,81 @@ def min_parallelism_pods(obj: Obj, ctx: Context) -> Iterator[Hit]:
         yield Hit(obj, ("metadata", "annotations", MIN_PARALLELISM),
                   f"job-min-parallelism {minimum} should be between 0 and {pods - 1}: the Job runs at most "
                   f"{pods} pods (completions {completions} < parallelism {parallelism})")
+
+
+SYNC_COMPLETIONS = "kueue.x-k8s.io/job-completions-equal-parallelism"
+_GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}  # strconv.ParseBool
+
+
+@rule("KP319", "error", "4 webhook", kinds=("Job",))
+def completions_equal_parallelism(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """`kueue.x-k8s.io/job-completions-equal-parallelism` needs a boolean, an Indexed Job, and completions equal
+    to parallelism (Kueue ≥ v0.5).
+
+    With the annotation true, Kueue keeps completions in step with parallelism when partial admission shrinks
+    the Job; its webhook refuses a value Go's strconv.ParseBool cannot read, a NonIndexed Job ("should not be
+    enabled for NonIndexed jobs"), and completions different from parallelism (both default to 1).
+
+    Fails:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+      annotations:
+        kueue.x-k8s.io/job-completions-equal-parallelism: "true"
+    spec:
+      parallelism: 4
+      completions: 8
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+      annotations:
+        kueue.x-k8s.io/job-completions-equal-parallelism: "true"
+    spec:
+      completionMode: Indexed
+      parallelism: 4
+      completions: 4
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+    """
+    value = obj.annotations.get(SYNC_COMPLETIONS)
+    if value is None or _release(obj, ctx) < (0, 5):
+        return
+    path = ("metadata", "annotations", SYNC_COMPLETIONS)
+    enabled = _GO_BOOL.get(str(value))
+    if enabled is None:
+        yield Hit(obj, path, f"{SYNC_COMPLETIONS} must be true or false, is {str(value)!r}")
+    if not enabled:
+        return
+    if obj.spec.get("completionMode", "NonIndexed") == "NonIndexed":
+        yield Hit(obj, path, f"{SYNC_COMPLETIONS} should not be enabled for NonIndexed jobs: set "
+                             "spec.completionMode: Indexed")
+    parallelism, completions = obj.spec.get("parallelism", 1), obj.spec.get("completions", 1)
+    if parallelism != completions:
+        yield Hit(obj, ("spec", "completions") if "completions" in obj.spec else ("spec",),
+                  f"completions ({completions}) should be equal to parallelism ({parallelism}) when "
+                  f"{SYNC_COMPLETIONS} is true")
