@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from kueueplan.validate import schemapack, validate
-from kueueplan.workflow.check import run_check
 
 CQ_FLAVOR_MISSES_A_RESOURCE = """\
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -133,22 +132,6 @@ def test_the_environment_release_is_used(tmp_path: Path, repo_dir: Path) -> None
     result = validate([str(spec)], policies=[])
     # env-dev runs Kueue v0.14.4 (pack release v0.14.8), env-prod v0.19.2
     assert {"schema pack: Kueue v0.14.8", "schema pack: Kueue v0.19.2"} <= set(result.crd_sources)
-
-
-def test_check_reports_schemas_used_and_skipped(tmp_path: Path, repo_dir: Path) -> None:
-    spec = tmp_path / "environments"
-    shutil.copytree(repo_dir / "environments", spec)
-    report = run_check(spec, None, simulate=False)
-    assert report.schemas_skipped == {} and "schema pack: Kueue v0.19.2" in report.schemas
-    from kueueplan.report.check import markdown, text
-
-    assert "schemas   " in text(report) and "| schemas |" in markdown(report)
-    env = spec / "env-prod.yaml"
-    env.write_text(env.read_text().replace("kueueVersion: v0.19.2", "kueueVersion: v0.99.0"))
-    report = run_check(spec, None, simulate=False)
-    assert "ClusterQueue.kueue.x-k8s.io" in report.schemas_skipped
-    assert "skipped (no OpenAPI/CEL check) for ClusterQueue.kueue.x-k8s.io" in text(report)
-    assert "skipped" in markdown(report)
 
 
 # --------------------------------------------------------------------------- the pack itself

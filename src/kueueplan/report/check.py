@@ -40,7 +40,6 @@ def text(report: CheckReport) -> str:
     out += [f"              {_finding_line(f)}" for f in shown[:MAX_SHOWN]]
     if len(shown) > MAX_SHOWN:
         out.append(f"              … {len(shown) - MAX_SHOWN} more (run `kueueplan validate {report.spec_dir}`)")
-    out += _schema_lines(report)
     for sim in report.simulations:
         if not sim.workloads:
             out.append(f"  simulate  {sim.env}: no declared load")
@@ -54,14 +53,6 @@ def text(report: CheckReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def _schema_lines(report: CheckReport) -> list[str]:
-    """Which CRD schemas validate used, and for which kinds schema and CEL checks were skipped (and why)."""
-    out = [f"  schemas   {', '.join(report.schemas)}"] if report.schemas else []
-    out += [f"  schemas   skipped (no OpenAPI/CEL check) for {kind}: {why}"
-            for kind, why in sorted(report.schemas_skipped.items())]
-    return out
-
-
 def markdown(report: CheckReport) -> str:
     problems = report.problems
     out = ["## kueueplan check", "", ("❌ " + "; ".join(problems)) if problems else "✅ all checks passed", ""]
@@ -71,9 +62,6 @@ def markdown(report: CheckReport) -> str:
     counts = _counts(report)
     out.append(f"| validate | {'❌' if report.failing_findings() else '✅'} {counts['error']} error(s), "
                f"{counts['warning']} warning(s) |")
-    if report.schemas or report.schemas_skipped:
-        skipped = f"⚠️ skipped for {', '.join(sorted(report.schemas_skipped))}" if report.schemas_skipped else ""
-        out.append(f"| schemas | {'; '.join(x for x in (', '.join(report.schemas), skipped) if x)} |")
     for sim in report.simulations:
         status = "no declared load" if not sim.workloads else (
             f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
@@ -81,7 +69,6 @@ def markdown(report: CheckReport) -> str:
     details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
     details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
     details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
-    details += [f"- schema and CEL checks skipped for {kind}: {why}" for kind, why in sorted(report.schemas_skipped.items())]
     if details:
         out += ["", *details]
     return "\n".join(out) + "\n"
@@ -93,7 +80,6 @@ def as_json(report: CheckReport) -> str:
         "ok": not report.problems, "problems": report.problems,
         "drift": [{"path": d.path, "problem": d.problem} for d in report.drift],
         "findings": [f.as_dict() for f in report.findings],
-        "schemas": {"sources": report.schemas, "skipped": report.schemas_skipped},
         "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
                          "failures": s.failures} for s in report.simulations],
     }

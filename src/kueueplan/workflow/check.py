@@ -37,8 +37,6 @@ class CheckReport:
     findings: list[Any] = field(default_factory=list)  # kueueplan.validate.Finding
     fail_on: str = "error"
     simulations: list[EnvSimulation] = field(default_factory=list)
-    schemas: list[str] = field(default_factory=list)  # the CRD sources validate checked against
-    schemas_skipped: dict[str, str] = field(default_factory=dict)  # "Kind.group" -> why no schema/CEL check ran
 
     def failing_findings(self) -> list[Any]:
         from kueueplan.validate.finding import severity_rank
@@ -109,12 +107,7 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
         report.gen_checked = False
     from kueueplan.validate import validate
 
-    result = validate([str(spec_dir)], crds=crds, policies=policies)
-    report.findings = list(result.findings)
-    report.schemas = list(result.crd_sources)
-    report.schemas_skipped = dict(result.schema_skipped)
-    report.schemas_skipped.update({kind: "no CRD given; pass it with --crds" for kind in result.without_crd
-                                   if kind not in result.schema_skipped})
+    report.findings = list(validate([str(spec_dir)], crds=crds, policies=policies).findings)
     if simulate:
         from kueueplan.workflow.simulation import simulate_env
 
