@@ -3,7 +3,6 @@ per release, and the pack is what scripts/schema-pack derives from the release C
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -177,7 +176,7 @@ def test_derive_is_deterministic_and_shares_nodes(tmp_path: Path) -> None:
 
 def test_pack_matches_the_upstream_release_crds(shared_dir: Path) -> None:
     """Staleness: the newest pack releases are exactly what the tool derives from ../shared's release CRDs."""
-    for project, folder in (("kueue", "kueue/crds"), ("kuberay", "kuberay/crds")):
+    for project, folder in (("kueue", "kueue/crds"), ("kuberay", "kuberay/crds"), ("autoscaler", "autoscaler/crds")):
         files, docs = schemapack.read_release(shared_dir / "upstream" / folder)
         release = schemapack.newest(project)
         packed = schemapack.crd_documents(project, release)
@@ -187,7 +186,6 @@ def test_pack_matches_the_upstream_release_crds(shared_dir: Path) -> None:
             stripped = schemapack.strip_crd(doc)
             name = f"{stripped['spec']['names']['kind']}.{stripped['spec']['group']}"
             assert packed[name] == stripped, name
-            assert hashlib.sha256 is not None
 
 
 def test_a_kind_newer_than_the_release_is_refused(tmp_path: Path) -> None:
@@ -198,3 +196,15 @@ def test_a_kind_newer_than_the_release_is_refused(tmp_path: Path) -> None:
     assert "Kueue v0.8.4 has no Cohort CRD" in old.findings[-1].message
     assert old.schema_skipped == {"Cohort.kueue.x-k8s.io": "Kueue v0.8.4 has no Cohort CRD"}
     assert not [f for f in validate([path], policies=[], kueue_version="v0.13").findings]
+
+
+def test_provisioning_request_is_checked_and_other_autoscaler_kinds_are_not_refused(tmp_path: Path) -> None:
+    text = ("apiVersion: autoscaling.x-k8s.io/v1\nkind: ProvisioningRequest\nmetadata:\n  name: pr\n"
+            "spec:\n  provisioningClassName: check-capacity.autoscaling.x-k8s.io\n  podSets: []\n")
+    result = validate([_write(tmp_path, text)], policies=[])
+    assert "KP201" in _rules(result)  # podSets needs at least one item (minItems: 1)
+    assert "schema pack: Cluster Autoscaler v1.36.1" in result.crd_sources
+    buffer = "apiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\nmetadata:\n  name: b\n"
+    result = validate([_write(tmp_path, buffer)], policies=[])
+    assert "KP318" not in _rules(result) and result.schema_skipped == {}
+    assert result.without_crd == ["CapacityBuffer.autoscaling.x-k8s.io"]

@@ -44,7 +44,7 @@ def list_(crds: tuple[str, ...]) -> None:
     from kueueplan.validate.catalog import pulled_dir
     from kueueplan.validate.crds import load_crds
 
-    for project, label in (("kueue", "Kueue"), ("kuberay", "KubeRay")):
+    for project, label in (("kueue", "Kueue"), ("kuberay", "KubeRay"), ("autoscaler", "Cluster Autoscaler")):
         click.echo(f"{label} (schema pack): {', '.join(schemapack.releases(project))}")
         root = pulled_dir(project, "x").parent
         pulled = sorted((p.name for p in root.iterdir() if p.is_dir() and schemapack.RELEASE.fullmatch(p.name)),

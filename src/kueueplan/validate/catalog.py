@@ -15,7 +15,7 @@ from typing import Any
 from kueueplan.validate import schemapack
 from kueueplan.validate.crds import CrdSet, CrdVersion, cache_dir, load_crds
 
-_LABEL = {"kueue": "Kueue", "kuberay": "KubeRay"}
+_LABEL = {"kueue": "Kueue", "kuberay": "KubeRay", "autoscaler": "Cluster Autoscaler"}
 
 
 def pulled_dir(project: str, release: str) -> Path:
@@ -62,7 +62,7 @@ class Catalog:
         project = schemapack.GROUP_PROJECT.get(group)
         if project is None or not self.use_pack:
             return None
-        version = self.kuberay_version if project == "kuberay" else (kueue_version or self.kueue_version)
+        version = self._version(project, kueue_version)
         crds = self._release_set(project, version)
         found = crds.lookup(group, kind) if crds is not None else None
         if crds is None:
@@ -71,7 +71,7 @@ class Catalog:
                 f"`kueueplan schemas pull --{project} {_full(version)}` or pass its CRDs with --crds")
         elif found is not None:
             self._use(crds, group, kind)
-        else:
+        elif project != "autoscaler":  # the pack has only its ProvisioningRequest, not every autoscaler kind
             self.skipped[f"{kind}.{group}"] = f"{crds.sources[0].removeprefix('schema pack: ')} has no {kind} CRD"
         return found
 
@@ -79,10 +79,9 @@ class Catalog:
         """The release ("Kueue v0.8.4") whose CRDs this object is checked against when that release has no CRD
         for its kind (a kind newer than the cluster's Kueue); None otherwise, or when --crds defines it."""
         project = schemapack.GROUP_PROJECT.get(group)
-        if project is None or not self.use_pack or (self.user is not None and self.user.lookup(group, kind)):
+        if project in (None, "autoscaler") or not self.use_pack or (self.user and self.user.lookup(group, kind)):
             return None
-        version = self.kuberay_version if project == "kuberay" else (kueue_version or self.kueue_version)
-        crds = self._release_set(project, version)
+        crds = self._release_set(project, self._version(project, kueue_version))
         if crds is None or crds.lookup(group, kind) is not None:
             return None
         return crds.sources[0].removeprefix("schema pack: ") if crds.sources else None
@@ -109,6 +108,12 @@ class Catalog:
         return f"{tags[0]} to {tags[-1]}" if tags else "none"
 
     # --- internals
+    def _version(self, project: str, kueue_version: str | None) -> str | None:
+        """The release asked for: the object's Kueue release, --kuberay-version; the autoscaler's newest."""
+        if project == "kueue":
+            return kueue_version or self.kueue_version
+        return self.kuberay_version if project == "kuberay" else None
+
     def _use(self, crds: CrdSet, group: str, kind: str) -> None:
         self.asked.add((group, kind))
         if all(crds is not s for s in self.used_sets):

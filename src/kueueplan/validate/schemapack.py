@@ -33,7 +33,9 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 PACK_PATH = Path(__file__).parent / "data" / "schemapack.json.gz"
-PROJECTS = {"kueue": "kueue.x-k8s.io", "kuberay": "ray.io"}  # release line -> the API group its CRDs serve
+# release line -> the API group its CRDs serve; autoscaler: Cluster Autoscaler's ProvisioningRequest (the API
+# Kueue's provisioning admission check creates), by cluster-autoscaler release (tag cluster-autoscaler-X.Y.Z)
+PROJECTS = {"kueue": "kueue.x-k8s.io", "kuberay": "ray.io", "autoscaler": "autoscaling.x-k8s.io"}
 GROUP_PROJECT = {group: project for project, group in PROJECTS.items()}
 RELEASE = re.compile(r"v\d+\.\d+\.\d+")  # fullmatch only: "$" also matches before a final newline
 _REF = "$n"
@@ -221,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="schema-pack", description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", type=Path, help="folder with kueue/<vX.Y.Z>/*.yaml and kuberay/<vX.Y.Z>/*.yaml")
+    parser.add_argument("source", type=Path, help="folder with kueue/<vX.Y.Z>/*.yaml, kuberay/<vX.Y.Z>/*.yaml and "
+                                                  "autoscaler/<vX.Y.Z>/*.yaml")
     parser.add_argument("-o", "--output", type=Path, default=PACK_PATH)
     args = parser.parse_args(argv)
     pack = derive(args.source)
