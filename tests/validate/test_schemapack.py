@@ -208,3 +208,13 @@ def test_provisioning_request_is_checked_and_other_autoscaler_kinds_are_not_refu
     result = validate([_write(tmp_path, buffer)], policies=[])
     assert "KP318" not in _rules(result) and result.schema_skipped == {}
     assert result.without_crd == ["CapacityBuffer.autoscaling.x-k8s.io"]
+
+
+def test_wheels_ship_the_pack(repo_dir: Path) -> None:
+    """The Action installs kueueplan as a wheel (`pip install $ACTION_PATH`): package data must include the pack."""
+    import fnmatch
+    import tomllib
+
+    data = tomllib.loads((repo_dir / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    rel = schemapack.PACK_PATH.relative_to(repo_dir / "src" / "kueueplan").as_posix()
+    assert any(fnmatch.fnmatchcase(rel, pattern) for pattern in data["kueueplan"]), data
