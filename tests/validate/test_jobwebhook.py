@@ -89,3 +89,10 @@ def test_validate_needs_no_network(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         path.write_text(f"apiVersion: kueue.x-k8s.io/{api}\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n"
                         "  queueingStrategy: FIFO\n")
         assert "KP201" in {f.rule for f in validate([str(path)], policies=[], kueue_version=version).findings}
+
+
+def test_kp415_names_the_bound_that_completions_sets(tmp_path: Path) -> None:
+    text = _job({"kueue.x-k8s.io/job-min-parallelism": "9"}, "  parallelism: 8\n  completions: 4\n")
+    (tmp_path / "job.yaml").write_text(text)
+    [message] = [f.message for f in validate([str(tmp_path / "job.yaml")], policies=[]).findings if f.rule == "KP415"]
+    assert "between 1 and 3" in message  # Kueue: "should be between 0 and 3" (podsCount() - 1)

@@ -238,7 +238,7 @@ def min_parallelism_pods(obj: Obj, ctx: Context) -> Iterator[Hit]:
         return  # not a number: KP415 says so; a non-integer parallelism: the Job schema (KP101) does
     pods = min(parallelism, completions) if isinstance(completions, int) and not isinstance(completions, bool) \
         else parallelism
-    if pods < parallelism and not 0 < minimum < pods:  # the parallelism-only case is KP415's
+    if pods <= minimum < parallelism:  # below 1 or from parallelism up: KP415 says so
         yield Hit(obj, ("metadata", "annotations", MIN_PARALLELISM),
                   f"job-min-parallelism {minimum} should be between 0 and {pods - 1}: the Job runs at most "
                   f"{pods} pods (completions {completions} < parallelism {parallelism})")
