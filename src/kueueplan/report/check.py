@@ -46,7 +46,7 @@ def text(report: CheckReport) -> str:
             continue
         mark = "✗" if sim.failures else "ok:"
         out.append(f"  simulate  {sim.env}: {mark} {sim.workloads} workload(s), "
-                   f"{len(sim.failures)} of {sim.expectations} expectation(s) failed")
+                   f"{sim.failed} of {sim.expectations} expectation(s) failed")
         out += [f"              {line}" for line in sim.failures]
     problems = report.problems
     out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
@@ -64,7 +64,7 @@ def markdown(report: CheckReport) -> str:
                f"{counts['warning']} warning(s) |")
     for sim in report.simulations:
         status = "no declared load" if not sim.workloads else (
-            f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
+            f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {sim.failed} of {sim.expectations} expectation(s) failed")
         out.append(f"| simulate `{sim.env}` | {status} |")
     details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
     details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
@@ -81,6 +81,6 @@ def as_json(report: CheckReport) -> str:
         "drift": [{"path": d.path, "problem": d.problem} for d in report.drift],
         "findings": [f.as_dict() for f in report.findings],
         "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
-                         "failures": s.failures} for s in report.simulations],
+                         "failed": s.failed, "failures": s.failures} for s in report.simulations],
     }
     return json.dumps(data, indent=2) + "\n"

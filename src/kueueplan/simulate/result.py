@@ -63,13 +63,26 @@ def _fmt(ms: int) -> str:
 
 
 def check_expectations(sim: Simulation) -> list[str]:
-    """Every failed expectation, in words. An expectation that selects nothing fails too."""
-    failures = []
+    """Every failed expectation, in words (one line per workload that breaks it)."""
+    return [line for failures in expectation_results(sim) for line in failures]
+
+
+def failed_count(results: list[list[str]]) -> int:
+    """How many expectations failed: at most the number declared, however many workloads each selects."""
+    return sum(1 for failures in results if failures)
+
+
+def expectation_results(sim: Simulation) -> list[list[str]]:
+    """Per declared expectation, in order, the ways it failed (empty: it held). An expectation that selects
+    nothing fails too."""
+    results = []
     end = sim.now
     preempted = {e["workload"] for e in sim.events if e["type"] == "Preempted"}
     for exp in sim.scenario.expectations:
+        failures: list[str] = []
+        results.append(failures)
         chosen = [w for w in sim.workloads if _selected(exp, w)]
-        where = f" (line {exp.line})" if exp.line else ""
+        where = exp.where()
         if not chosen:
             failures.append(f"expectation for {exp.describe()}{where}: no workload matches")
             continue
@@ -96,4 +109,4 @@ def check_expectations(sim: Simulation) -> list[str]:
             if exp.state is not None and wl.state != exp.state:
                 failures.append(f"{wl.key} ended {wl.state}, expected {exp.state}{where}"
                                 + (f": {wl.message}" if wl.message else ""))
-    return failures
+    return results

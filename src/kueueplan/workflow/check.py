@@ -24,7 +24,8 @@ class EnvSimulation:
     env: str
     workloads: int = 0
     expectations: int = 0
-    failures: list[str] = field(default_factory=list)
+    failed: int = 0  # expectations that failed, never more than `expectations`
+    failures: list[str] = field(default_factory=list)  # one line per workload that broke one
 
 
 @dataclass
@@ -50,7 +51,7 @@ class CheckReport:
             out.append(f"{len(self.drift)} file(s) in {self.gen_dir} differ from a fresh build")
         if self.failing_findings():
             out.append(f"{len(self.failing_findings())} validation finding(s) at or above {self.fail_on}")
-        failed = sum(len(s.failures) for s in self.simulations)
+        failed = sum(s.failed for s in self.simulations)
         if failed:
             out.append(f"{failed} expectation(s) failed")
         return out
@@ -119,5 +120,6 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
                 sim.workloads = len(run.result.get("workloads", []))
                 sim.failures = list(run.failed_expectations)
                 sim.expectations = run.expectations
+                sim.failed = run.failed
             report.simulations.append(sim)
     return report

@@ -26,6 +26,7 @@ class SimRun:
     result: Mapping[str, Any]
     failed_expectations: list[str] = field(default_factory=list)
     expectations: int = 0  # how many were declared
+    failed: int = 0  # how many of them failed (failed_expectations has a line per workload that broke one)
 
 
 @dataclass(frozen=True)
