@@ -77,3 +77,23 @@ def test_check_counts_failed_expectations_and_names_the_spec_line(tmp_path: Path
     verdict = next(t for t in result.stderr.splitlines() if t.startswith("expectations:"))
     passed, total = int(verdict.split()[1]), int(verdict.split()[3])
     assert (passed, total) == (total - 1, prod.expectations) and f"teams.yaml:{line})" in result.stderr
+
+
+def test_moving_lines_does_not_break_an_expectation_in_a_diff(tmp_path: Path) -> None:
+    """Failures name their line, but `diff` compares them without it: a comment added above an expectation
+    that already failed is not a newly broken expectation."""
+    from kueueplan.workflow.diff import diff_sides
+    from kueueplan.workflow.simulation import simulate_side
+    from kueueplan.workflow.sources import load_side
+
+    base, head = tmp_path / "base" / "environments", tmp_path / "head" / "environments"
+    for side in (base, head):
+        shutil.copytree(REPO / "environments", side)
+        teams = side / "teams.yaml"
+        teams.write_text(teams.read_text().replace("  localQueues:\n  - name: pipelines\n",
+                                                   "  localQueues:\n  - name: pipelines\n  expect:\n"
+                                                   "    finishedBy: 1s\n", 1))
+    teams = head / "teams.yaml"
+    teams.write_text("# a comment that moves every line down\n" + teams.read_text())
+    report = diff_sides(load_side(base), load_side(head), simulate=simulate_side)
+    assert all(env.broken_expectations == [] for env in report.envs)

@@ -15,7 +15,7 @@ from typing import Any
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.objects import list_items
-from kueueplan.kube.yamlio import Document, load_text, yaml_files
+from kueueplan.kube.yamlio import Document, YamlError, load_text, yaml_files
 from kueueplan.validate.finding import Finding
 from kueueplan.validate.model import Obj, make_obj
 
@@ -150,7 +150,7 @@ def _add_text(inputs: Inputs, text: str, name: str) -> None:
 
 def _load_finding(err: KueueplanError, file: str) -> Finding:
     hint = f" ({err.hint})" if err.hint else ""
-    return Finding("KP001", "error", err.file or file, err.line, "", f"{err.message}{hint}")
+    return Finding("KP001", "error", err.file or file, err.line, "", f"{err.message}{hint}", err.column)
 
 
 def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
@@ -204,9 +204,12 @@ def _add_spec(inputs: Inputs, folder: Path) -> None:
 
     try:
         objects = compiled_objects(folder)
+    except YamlError as err:  # a file of the folder is not YAML: the YAML rule, not the spec rule
+        inputs.findings.append(_load_finding(err, str(folder)))
+        return
     except KueueplanError as err:
         hint = f" ({err.hint})" if err.hint else ""
         inputs.findings.append(Finding("KP003", "error", err.file or str(folder), err.line, "",
-                                       f"{err.message}{hint}"))
+                                       f"{err.message}{hint}", err.column))
         return
     inputs.objects.extend(objects)

@@ -27,6 +27,7 @@ class SimRun:
     failed_expectations: list[str] = field(default_factory=list)
     expectations: int = 0  # how many were declared
     failed: int = 0  # how many of them failed (failed_expectations has a line per workload that broke one)
+    failure_keys: list[str] = field(default_factory=list)  # failed_expectations without file:line (lines move)
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,10 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> Dif
             if after is not None:
                 result.simulated = True
                 result.workloads = workload_deltas(before.result if before else None, after.result)
-                already = set(before.failed_expectations) if before else set()
-                result.broken_expectations = [f for f in after.failed_expectations if f not in already]
+                # compared without their file:line, so an edit that only moves lines breaks nothing
+                already = set(before.failure_keys or before.failed_expectations) if before else set()
+                keys = after.failure_keys or after.failed_expectations
+                result.broken_expectations = [f for f, key in zip(after.failed_expectations, keys) if key not in already]
         envs.append(result)
     return DiffReport(str(base.path), str(head.path), envs)
 

@@ -22,8 +22,9 @@ def simulate_env(spec_dir: object, env: str) -> SimRun | None:
         return None
     sim = simulate(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})", origins=origins))
     results = expectation_results(sim)
+    keys = [line for failures in expectation_results(sim, located=False) for line in failures]
     return SimRun(result_json(sim), [line for failures in results for line in failures], len(results),
-                  failed_count(results))
+                  failed_count(results), keys)
 
 
 def simulate_side(side: Side, env: str) -> SimRun | None:
