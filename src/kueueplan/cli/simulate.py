@@ -23,7 +23,11 @@ def _load(path: Path, env: str | None, until: str | None) -> Any:
         from kueueplan.compile import scenario_for
 
         if env is None:
-            raise KueueplanError("a spec folder needs --env", file=str(path), hint="e.g. --env prod")
+            from kueueplan.spec.load import load_spec
+
+            names = [e.name for e in load_spec(path).environments()]
+            raise KueueplanError(f"a spec folder needs --env; its environments are {', '.join(names)}",
+                                 file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
         origins: list[tuple[str, int | None]] = []
         data = scenario_for(path, env, origins)
         scenario = scenario_from_dict(data, file=f"{path}/ (env {env})", base=path, origins=origins)

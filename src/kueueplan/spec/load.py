@@ -8,8 +8,9 @@ applies the environment's overlays and returns the effective documents for that 
 from __future__ import annotations
 
 import copy
-import json
 import difflib
+import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -124,8 +125,33 @@ def spec_files(path: Path) -> list[Path]:
     return yaml_files(path)
 
 
-def load_spec(path: str | Path) -> Platform:
+def resolve_spec_dir(path: str | Path) -> Path:
+    """The spec folder meant by `path`: `path` itself, or its `environments/` subfolder when `path` is a project
+    folder (an example beside its gen/ and scenarios) whose spec lives there, as `examples/skypilot`."""
     root = Path(path)
+    inner = root / "environments"
+    if root.name != "environments" and inner.is_dir() and not _has_environment(root):
+        return inner
+    return root
+
+
+def _has_environment(folder: Path) -> bool:
+    """Whether a YAML file directly in `folder` holds a kueueplan Environment document."""
+    if not folder.is_dir():
+        return False
+    for file in sorted(folder.iterdir()):
+        if file.suffix in (".yaml", ".yml") and file.is_file():
+            try:
+                head = file.read_text(encoding="utf-8", errors="replace")[:65536]
+            except OSError:
+                continue
+            if "kueueplan.io/" in head and re.search(r"(?m)^kind:\s*Environment\s*$", head):
+                return True
+    return False
+
+
+def load_spec(path: str | Path) -> Platform:
+    root = resolve_spec_dir(path)
     platform = Platform(root=root)
     files = spec_files(root)
     if not files:
