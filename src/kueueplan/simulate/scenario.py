@@ -194,6 +194,9 @@ class _Reader:
             raise self.err(f"apiVersion must be kueueplan.io/v1alpha1, got {av!r}", ("apiVersion",))
         meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
         spec = data.get("spec")
+        if spec is None:
+            raise self.err("spec is missing", hint="a Scenario has spec.workloads, spec.manifests or "
+                                                   "spec.manifestFiles, and optionally spec.expectations")
         if not isinstance(spec, Mapping):
             raise self.err("spec must be a mapping", ("spec",))
         known = {"manifests", "manifestFiles", "workloads", "events", "admissionChecks", "until", "kueueVersion",

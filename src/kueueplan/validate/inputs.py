@@ -77,8 +77,16 @@ def _head(path: Path) -> str:
         return ""
 
 
+_KIND = re.compile(r"^kind:\s*['\"]?([A-Za-z]+)", re.M)
+
+
 def _is_spec_file(path: Path) -> bool:
-    return SPEC_API.search(_head(path)) is not None
+    """A file of spec documents; a file of Scenarios only (simulate's input) is not one."""
+    head = _head(path)
+    if SPEC_API.search(head) is None:
+        return False
+    kinds = _KIND.findall(head)
+    return not kinds or not all(kind in NON_SPEC_KINDS for kind in kinds)
 
 
 def _spec_roots(folder: Path, files: list[Path], spec_files: set[Path]) -> list[Path]:
@@ -135,7 +143,7 @@ def _add_file(inputs: Inputs, path: Path, universe: str = "", env: str | None = 
     start = len(inputs.objects)
     _add_docs(inputs, docs, str(path))
     for obj in inputs.objects[start:]:
-        obj.universe, obj.env = universe, env
+        obj.universe, obj.env = obj.universe or universe, env  # a scenario's objects keep their own universe
 
 
 def _add_text(inputs: Inputs, text: str, name: str) -> None:
@@ -165,7 +173,8 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
             continue
         if str(data["apiVersion"]).startswith("kueueplan.io/"):
             if data.get("kind") in NON_SPEC_KINDS:
-                continue  # e.g. a simulate scenario kept beside the manifests
+                _add_scenario(inputs, doc, file)  # a simulate scenario, read as `simulate` reads it
+                continue
             inputs.findings.append(Finding(
                 "KP002", "error", file, doc.line, f"{data.get('kind')}",
                 "a kueueplan spec document among manifests; pass its whole spec folder instead"))
@@ -185,6 +194,30 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
                 inputs.objects.append(obj)
             continue
         inputs.objects.append(make_obj(data, doc, file))
+
+
+def _add_scenario(inputs: Inputs, doc: Document, file: str) -> None:
+    """A Scenario loads as `kueueplan simulate` loads it (durations, manifestFiles inside the repository, spec,
+    expectations): a problem is a KP119 finding at its line. Its manifests and workload templates are then
+    validated like any object, as one cluster of their own."""
+    from kueueplan.simulate.scenario import scenario_from_document
+
+    name = doc.data.get("metadata", {}).get("name") if isinstance(doc.data.get("metadata"), dict) else None
+    try:
+        scenario_from_document(doc, Path(file) if file != "<stdin>" else None)
+    except KueueplanError as err:
+        hint = f" ({err.hint})" if err.hint else ""
+        inputs.findings.append(Finding("KP119", "error", err.file or file, err.line, f"Scenario/{name or '?'}",
+                                       f"{err.message}{hint}", err.column))
+        return
+    spec = doc.data["spec"]
+    embedded = [(("spec", "manifests", i), m) for i, m in enumerate(spec.get("manifests") or [])]
+    embedded += [(("spec", "workloads", i, "manifest"), w["manifest"]) for i, w in enumerate(spec.get("workloads") or [])]
+    for where, data in embedded:
+        if _shape_problem(data) is None:
+            obj = make_obj(data, doc, file)
+            obj.path_prefix, obj.universe = where, f"scenario:{file}:{doc.index}"
+            inputs.objects.append(obj)
 
 
 def _shape_problem(data: Any) -> str | None:
