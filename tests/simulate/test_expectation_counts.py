@@ -97,3 +97,22 @@ def test_moving_lines_does_not_break_an_expectation_in_a_diff(tmp_path: Path) ->
     teams.write_text("# a comment that moves every line down\n" + teams.read_text())
     report = diff_sides(load_side(base), load_side(head), simulate=simulate_side)
     assert all(env.broken_expectations == [] for env in report.envs)
+
+
+def test_a_diff_counts_the_expectations_it_breaks_not_the_workloads(tmp_path: Path) -> None:
+    from kueueplan.report.diff import markdown
+    from kueueplan.workflow.diff import diff_sides
+    from kueueplan.workflow.simulation import simulate_side
+    from kueueplan.workflow.sources import load_side
+
+    base, head = tmp_path / "base" / "environments", tmp_path / "head" / "environments"
+    shutil.copytree(REPO / "environments", base)
+    shutil.copytree(REPO / "environments", head)
+    teams = head / "teams.yaml"
+    teams.write_text(teams.read_text().replace("  localQueues:\n  - name: pipelines\n",
+                                               "  localQueues:\n  - name: pipelines\n  expect:\n"
+                                               "    finishedBy: 1s\n", 1))
+    report = diff_sides(load_side(base), load_side(head), simulate=simulate_side)
+    prod = next(env for env in report.envs if env.env == "prod")
+    assert (prod.broken_count, len(prod.broken_expectations)) == (1, 3)
+    assert "2 expectation(s) break" in markdown(report)  # one in dev, one in prod (6 lines)

@@ -28,6 +28,7 @@ class SimRun:
     expectations: int = 0  # how many were declared
     failed: int = 0  # how many of them failed (failed_expectations has a line per workload that broke one)
     failure_keys: list[str] = field(default_factory=list)  # failed_expectations without file:line (lines move)
+    failure_owners: list[int] = field(default_factory=list)  # which declared expectation each line breaks
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class EnvDiff:
     quotas: list[QuotaChange] = field(default_factory=list)
     objects: list[ObjectChange] = field(default_factory=list)
     workloads: list[WorkloadDelta] = field(default_factory=list)
-    broken_expectations: list[str] = field(default_factory=list)
+    broken_expectations: list[str] = field(default_factory=list)  # one line per workload that breaks one
+    broken_count: int = 0  # how many declared expectations those lines break
     simulated: bool = False
     head_cluster: Cluster = field(default_factory=Cluster)
     status: str = "changed"  # changed, added (env only in head), removed (only in base)
@@ -122,7 +124,11 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> Dif
                 # compared without their file:line, so an edit that only moves lines breaks nothing
                 already = set(before.failure_keys or before.failed_expectations) if before else set()
                 keys = after.failure_keys or after.failed_expectations
-                result.broken_expectations = [f for f, key in zip(after.failed_expectations, keys) if key not in already]
+                owners = after.failure_owners or list(range(len(keys)))
+                broken = [(f, owner) for f, key, owner in zip(after.failed_expectations, keys, owners)
+                          if key not in already]
+                result.broken_expectations = [f for f, _ in broken]
+                result.broken_count = len({owner for _, owner in broken})
         envs.append(result)
     return DiffReport(str(base.path), str(head.path), envs)
 

@@ -23,8 +23,9 @@ def simulate_env(spec_dir: object, env: str) -> SimRun | None:
     sim = simulate(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})", origins=origins))
     results = expectation_results(sim)
     keys = [line for failures in expectation_results(sim, located=False) for line in failures]
+    owners = [i for i, failures in enumerate(results) for _ in failures]
     return SimRun(result_json(sim), [line for failures in results for line in failures], len(results),
-                  failed_count(results), keys)
+                  failed_count(results), keys, owners)
 
 
 def simulate_side(side: Side, env: str) -> SimRun | None:
