@@ -203,8 +203,15 @@ def _add_scenario(inputs: Inputs, doc: Document, file: str) -> None:
     from kueueplan.simulate.scenario import scenario_from_document
 
     name = doc.data.get("metadata", {}).get("name") if isinstance(doc.data.get("metadata"), dict) else None
+    path = Path(file) if file != "<stdin>" else None
     try:
-        scenario_from_document(doc, Path(file) if file != "<stdin>" else None)
+        try:
+            # Without its text the document answers line lookups at once: a large scenario that loads
+            # never pays for composing every position; only one with a problem is read again for its line.
+            scenario_from_document(yamlio.Document(data=doc.data, file=doc.file, index=doc.index, line=doc.line),
+                                   path)
+        except KueueplanError:
+            scenario_from_document(doc, path)
     except KueueplanError as err:
         hint = f" ({err.hint})" if err.hint else ""
         inputs.findings.append(Finding("KP119", "error", err.file or file, err.line, f"Scenario/{name or '?'}",
