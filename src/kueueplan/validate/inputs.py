@@ -137,6 +137,8 @@ def _add_file(inputs: Inputs, path: Path, universe: str = "", env: str | None = 
     inputs.files.append(str(path))
     try:
         docs = _load(path)
+    except yamlio.LimitError:
+        raise  # over a resource limit: unusable input (exit 2), not one finding among others
     except KueueplanError as err:
         inputs.findings.append(_load_finding(err, str(path)))
         return
@@ -150,6 +152,8 @@ def _add_text(inputs: Inputs, text: str, name: str) -> None:
     inputs.files.append(name)
     try:
         docs = load_text(text, file=name)
+    except yamlio.LimitError:
+        raise
     except KueueplanError as err:
         inputs.findings.append(_load_finding(err, name))
         return
@@ -244,6 +248,8 @@ def _add_spec(inputs: Inputs, folder: Path) -> None:
 
     try:
         objects = compiled_objects(folder)
+    except yamlio.LimitError:
+        raise
     except YamlError as err:  # a file of the folder is not YAML: the YAML rule, not the spec rule
         inputs.findings.append(_load_finding(err, str(folder)))
         return
