@@ -142,7 +142,7 @@ def test_policy_regexes_match_in_linear_time(tmp_path: Path) -> None:
     assert code == 1 and "naming convention" in output, output  # checked, not hung
 
 
-def test_patterns_rre2_refuses_are_clear_errors(tmp_path: Path) -> None:
+def test_patterns_re2_refuses_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(RegexError, match="not an RE2 regular expression"):
         compile_regex(r"(a)\1")
     (tmp_path / "policy").mkdir()
