@@ -1,0 +1,118 @@
+"""What Kueue's strict decoder accepts in a Configuration file, and which integration manages which kind.
+
+Kueue decodes `controller_manager_config.yaml` strictly (pkg/config/config.go `fromFile`:
+`serializer.NewCodecFactory(scheme, serializer.EnableStrict)`): an unknown or misspelt field stops the manager at
+start-up. The field names below are the JSON names of apis/config/{v1beta1,v1beta2}/configuration_types.go at
+v0.19.2 (and of component-base's LeaderElectionConfiguration); a free-form map (featureGates, groupKindConcurrency,
+outputs, resourceWeights, label selectors) is not descended into.
+
+Public API: `unknown_fields(data, api_version) -> [(path, field)]`, `INTEGRATIONS` (every framework name Kueue
+v0.19.2 registers, pkg/controller/jobs/*), `FRAMEWORK_OF_KIND`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+Path = tuple[str | int, ...]
+V1BETA1 = "config.kueue.x-k8s.io/v1beta1"
+V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
+
+_LEADER_ELECTION = {"leaderElect": None, "leaseDuration": None, "renewDeadline": None, "retryPeriod": None,
+                    "resourceLock": None, "resourceName": None, "resourceNamespace": None}
+_EXEC = None  # client-go ExecConfig: not descended into
+_COMMON: dict[str, Any] = {
+    "apiVersion": None, "kind": None, "namespace": None, "manageJobsWithoutQueueName": None,
+    "managedJobsNamespaceSelector": None, "featureGates": None,
+    "webhook": {"port": None, "host": None, "certDir": None},
+    "leaderElection": _LEADER_ELECTION,
+    "health": {"healthProbeBindAddress": None, "readinessEndpointName": None, "livenessEndpointName": None},
+    "pprofBindAddress": None,
+    "controller": {"groupKindConcurrency": None, "cacheSyncTimeout": None},
+    "tls": {"minVersion": None, "cipherSuites": None, "curvePreferences": None},
+    "internalCertManagement": {"enable": None, "webhookServiceName": None, "webhookSecretName": None},
+    "clientConnection": {"qps": None, "burst": None},
+    "objectRetentionPolicies": {"workloads": {"afterFinished": None, "afterDeactivatedByKueue": None}},
+    "admissionFairSharing": {"usageHalfLifeTime": None, "usageSamplingInterval": None, "resourceWeights": None},
+}
+_REQUEUING = {"timestamp": None, "backoffLimitCount": None, "backoffBaseSeconds": None, "backoffMaxSeconds": None}
+_TRANSFORMATION = [{"input": None, "strategy": None, "multiplyBy": None, "outputs": None}]
+
+FIELDS: dict[str, dict[str, Any]] = {
+    V1BETA1: {
+        **_COMMON,
+        "metrics": {"bindAddress": None, "enableClusterQueueResources": None,
+                    "customLabels": [{"name": None, "sourceLabelKey": None, "sourceAnnotationKey": None}],
+                    "localQueueMetrics": {"enable": None, "localQueueSelector": None}},
+        "waitForPodsReady": {"enable": None, "timeout": None, "blockAdmission": None, "requeuingStrategy": _REQUEUING,
+                             "recoveryTimeout": None},
+        "integrations": {"frameworks": None, "externalFrameworks": None, "labelKeysToCopy": None,
+                         "podOptions": {"namespaceSelector": None, "podSelector": None}},
+        "queueVisibility": {"clusterQueues": {"maxCount": None}, "updateIntervalSeconds": None},
+        "multiKueue": {"gcInterval": None, "origin": None, "workerLostTimeout": None, "dispatcherName": None,
+                       "externalFrameworks": [{"name": None}]},
+        "fairSharing": {"enable": None, "preemptionStrategies": None},
+        "resources": {"excludeResourcePrefixes": None, "transformations": _TRANSFORMATION,
+                      "deviceClassMappings": [{"name": None, "deviceClassNames": None}]},
+    },
+    V1BETA2: {
+        **_COMMON,
+        "metrics": {"bindAddress": None, "enableClusterQueueResources": None,
+                    "customLabels": [{"name": None, "sourceLabelKey": None, "sourceAnnotationKey": None,
+                                      "sourceKind": None, "trackedValues": None}],
+                    "localQueueMetrics": {"enable": None, "localQueueSelector": None}},
+        "waitForPodsReady": {"timeout": None, "blockAdmission": None, "requeuingStrategy": _REQUEUING,
+                             "recoveryTimeout": None},
+        "integrations": {"frameworks": None, "externalFrameworks": None, "labelKeysToCopy": None},
+        "multiKueue": {"gcInterval": None, "origin": None, "workerLostTimeout": None, "dispatcherName": None,
+                       "externalFrameworks": [{"name": None}],
+                       "clusterProfile": {"accessProviders": [{"name": None, "execConfig": _EXEC}],
+                                          "credentialsProviders": [{"name": None, "execConfig": _EXEC}]},
+                       "incrementalDispatcherConfig": {"stepSize": None}},
+        "fairSharing": {"preemptionStrategies": None},
+        "resources": {"quotaCheckStrategy": None, "excludeResourcePrefixes": None, "transformations": _TRANSFORMATION,
+                      "deviceClassMappings": [{"name": None, "deviceClassNames": None, "sources": None}]},
+        "visibilityServer": {"bindAddress": None, "bindPort": None},
+    },
+}
+
+
+def unknown_fields(data: Mapping[str, Any], api_version: str) -> list[tuple[Path, str]]:
+    """Fields Kueue's strict decoder rejects, as (path of the field, its name), in document order."""
+    schema = FIELDS.get(api_version)
+    return [] if schema is None else list(_walk(data, schema, ()))
+
+
+def _walk(value: Any, schema: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    if isinstance(schema, dict) and isinstance(value, Mapping):
+        for key, sub in value.items():
+            if key not in schema:
+                yield path + (str(key),), str(key)
+            elif schema[key] is not None:
+                yield from _walk(sub, schema[key], path + (str(key),))
+    elif isinstance(schema, list) and isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _walk(item, schema[0], path + (i,))
+
+
+# Every integration name Kueue v0.19.2 registers (pkg/controller/jobs/*: FrameworkName).
+INTEGRATIONS = (
+    "batch/job", "deployment", "jobset.x-k8s.io/jobset", "kubeflow.org/jaxjob", "kubeflow.org/mpijob",
+    "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
+    "leaderworkerset.x-k8s.io/leaderworkerset", "pod", "ray.io/raycluster", "ray.io/rayjob", "ray.io/rayservice",
+    "sparkoperator.k8s.io/sparkapplication", "statefulset", "trainer.kubeflow.org/trainjob",
+    "workload.codeflare.dev/appwrapper",
+)
+# Older releases registered "kubeflow.org/mxjob" too (removed in v0.11); a v0.19.2 manager refuses it.
+FRAMEWORK_OF_KIND = {
+    ("batch", "Job"): "batch/job", ("", "Pod"): "pod", ("apps", "Deployment"): "deployment",
+    ("apps", "StatefulSet"): "statefulset", ("ray.io", "RayJob"): "ray.io/rayjob",
+    ("ray.io", "RayCluster"): "ray.io/raycluster", ("ray.io", "RayService"): "ray.io/rayservice",
+    ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset", ("kubeflow.org", "MPIJob"): "kubeflow.org/mpijob",
+    ("kubeflow.org", "PyTorchJob"): "kubeflow.org/pytorchjob", ("kubeflow.org", "TFJob"): "kubeflow.org/tfjob",
+    ("kubeflow.org", "XGBoostJob"): "kubeflow.org/xgboostjob", ("kubeflow.org", "PaddleJob"): "kubeflow.org/paddlejob",
+    ("kubeflow.org", "JAXJob"): "kubeflow.org/jaxjob", ("trainer.kubeflow.org", "TrainJob"): "trainer.kubeflow.org/trainjob",
+    ("workload.codeflare.dev", "AppWrapper"): "workload.codeflare.dev/appwrapper",
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
+    ("sparkoperator.k8s.io", "SparkApplication"): "sparkoperator.k8s.io/sparkapplication",
+}
