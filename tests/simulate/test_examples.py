@@ -26,17 +26,21 @@ def events(out: dict, type_: str, workload: str | None = None) -> list[dict]:
 def test_rayjob_priority_v06() -> None:
     out, wl, failed = run("rayjob-priority/scenario.yaml")
     assert failed == []
-    dev = [f"default/dev-pytorch-text-classifier-{i}" for i in (1, 2, 3)]
-    prod = "default/prod-pytorch-text-classifier-4"
+    single = "default/dev-pytorch-text-classifier-r6d4p"
+    dev = [f"default/dev-pytorch-text-classifier-{i}" for i in (2, 3, 4)]  # generateName counts every arrival
+    prod = "default/prod-pytorch-text-classifier-5"
+    # the first step: a single RayJob runs to completion (then the tutorial deletes it)
+    assert events(out, "Admitted", single)[0]["at"] == 0
+    assert wl[single]["state"] == "Finished" and wl[single]["finishedAt"] == 180
     # three dev RayJobs on a 1-GPU queue: one runs, two wait
-    before_prod = [e for e in out["events"] if e["at"] < 300]
+    before_prod = [e for e in out["events"] if 300 <= e["at"] < 600]
     assert [e["workload"] for e in before_prod if e["type"] == "Admitted"] == [dev[0]]
     # the prod RayJob preempts the running dev job
     (pre,) = events(out, "Preempted")
-    assert (pre["at"], pre["workload"], pre["by"], pre["reason"]) == (300, dev[0], prod, "InClusterQueue")
-    assert events(out, "Admitted", prod)[0]["at"] == 300
+    assert (pre["at"], pre["workload"], pre["by"], pre["reason"]) == (600, dev[0], prod, "InClusterQueue")
+    assert events(out, "Admitted", prod)[0]["at"] == 600
     # raising the quota admits every queued RayJob
-    assert sorted(e["workload"] for e in events(out, "Admitted") if e["at"] == 600) == dev
+    assert sorted(e["workload"] for e in events(out, "Admitted") if e["at"] == 900) == dev
     assert all(w["state"] == "Finished" for w in wl.values())
 
 
