@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from kueueplan.compile import scenario_for
 from kueueplan.simulate.engine import simulate
 from kueueplan.simulate.result import check_expectations, result_json
-from kueueplan.simulate.scenario import load_scenario
+from kueueplan.simulate.scenario import load_scenario, scenario_from_dict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -114,6 +115,26 @@ def test_cohort_borrow_prod_suspends_dev() -> None:
     # RayClusters never finish by themselves: dev runs again once prod is deleted
     assert events(out, "Admitted", "team-b/raycluster-dev")[-1]["at"] == 3600
     assert wl["team-b/raycluster-dev"]["state"] == "Admitted"
+
+
+def run_env(example: str, env: str) -> tuple[dict, dict, list]:
+    sim = simulate(scenario_from_dict(scenario_for(EXAMPLES / example / "environments", env)))
+    out = result_json(sim)
+    return out, {w["name"]: w for w in out["workloads"]}, check_expectations(sim)
+
+
+@pytest.mark.parametrize("env", ["demo", "tutorial-text"])
+def test_cohort_borrow_text_and_yaml_both_preempt(env: str) -> None:
+    # The tutorial's YAML (demo: team B borrows 4 GPUs, 20 shared CPU) and its text (tutorial-text: no GPU for
+    # team B, 10 shared CPU, a CPU-only dev cluster) disagree; in both, prod preempts dev at 3m.
+    out, wl, failed = run_env("cohort-borrow", env)
+    assert failed == []
+    (pre,) = events(out, "Preempted")
+    assert (pre["at"], pre["workload"], pre["by"]) == (180, "team-b/raycluster-dev", "team-a/raycluster-prod")
+    dev = wl["team-b/raycluster-dev"]["assignment"]
+    gpus = {group: res.get("nvidia.com/gpu") for group, res in dev.items()}
+    assert gpus == ({"head": None, "small-group-test": "gpu-flavor"} if env == "demo"
+                    else {"head": None, "small-group-test": None})
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*/scenario*.yaml")), ids=lambda p: f"{p.parent.name}/{p.name}")
