@@ -50,7 +50,7 @@ def _seconds(value: Any) -> float | None:
 # --------------------------------------------------------------------------- decoding
 
 
-@rule("KP450", "error", "6 Kueue configuration", kinds=("ConfigMap",))
+@rule("KP450", "error", "4 configuration", kinds=("ConfigMap",))
 def configuration_decodes(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """Kueue's manager must be able to decode its Configuration (pkg/config/config.go, strict decoding).
 
@@ -139,7 +139,7 @@ def _dig(data: Any, path: Path) -> Any:
 # --------------------------------------------------------------------------- pkg/config/validation.go
 
 
-@rule("KP451", "error", "6 Kueue configuration", kinds=("ConfigMap",))
+@rule("KP451", "error", "4 configuration", kinds=("ConfigMap",))
 def wait_for_pods_ready_values(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """`waitForPodsReady` values Kueue refuses at start-up (validateWaitForPodsReady).
 
@@ -208,7 +208,7 @@ def wait_for_pods_ready_values(obj: Obj, ctx: Context) -> Iterator[Hit]:
                       f"requeuingStrategy.{key} must not be negative (got {value})")
 
 
-@rule("KP452", "error", "6 Kueue configuration", kinds=("ConfigMap",))
+@rule("KP452", "error", "4 configuration", kinds=("ConfigMap",))
 def integrations_known(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """Every name in `integrations.frameworks` must be an integration Kueue registers, once (validateIntegrations).
 
@@ -279,7 +279,7 @@ def _framework_hint(name: str) -> str:
     return ""
 
 
-@rule("KP453", "error", "6 Kueue configuration", kinds=("ConfigMap",))
+@rule("KP453", "error", "4 configuration", kinds=("ConfigMap",))
 def managed_namespace_selector_valid(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """`managedJobsNamespaceSelector` (and v1beta1 `integrations.podOptions.namespaceSelector`) must be a valid
     label selector that does not match `kube-system` or Kueue's own namespace (validateManagedJobsNamespaceSelector).
@@ -384,7 +384,7 @@ _STRATEGY_SETS = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
                   ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
 
 
-@rule("KP454", "error", "6 Kueue configuration", kinds=("ConfigMap",))
+@rule("KP454", "error", "4 configuration", kinds=("ConfigMap",))
 def fair_sharing_strategies(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """`fairSharing.preemptionStrategies` must be one of Kueue's supported sets, in order (validateFairSharing).
 
@@ -443,7 +443,7 @@ def fair_sharing_strategies(obj: Obj, ctx: Context) -> Iterator[Hit]:
                   ", [LessThanInitialShare], or [LessThanOrEqualToFinalShare, LessThanInitialShare]")
 
 
-@rule("KP455", "error", "6 Kueue configuration", kinds=("ConfigMap",))
+@rule("KP455", "error", "4 configuration", kinds=("ConfigMap",))
 def admission_fair_sharing_values(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """`admissionFairSharing`: the half-life must not be negative, the sampling interval must be greater than 0,
     and resource weights must not be negative (validateAdmissionFairSharing).
@@ -505,7 +505,7 @@ def admission_fair_sharing_values(obj: Obj, ctx: Context) -> Iterator[Hit]:
                       f"resourceWeights[{name}] must not be negative")
 
 
-@rule("KP456", "error", "6 Kueue configuration", kinds=("ConfigMap",))
+@rule("KP456", "error", "4 configuration", kinds=("ConfigMap",))
 def resource_transformations_valid(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """`resources.transformations`: each strategy is `Retain` or `Replace`, each input resource appears once
     (validateResourceTransformations); `quotaCheckStrategy` is `BlockUndeclared` or `IgnoreUndeclared`.
@@ -603,7 +603,7 @@ def namespace_labels(ctx: Context, name: str) -> dict[str, str]:
     return labels
 
 
-@rule("KP460", "warning", "6 Kueue configuration", kinds=_WORKLOAD_KINDS)
+@rule("KP460", "warning", "5 never works", kinds=_WORKLOAD_KINDS)
 def framework_enabled(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A job meant for Kueue whose integration the Configuration leaves disabled is never queued.
 
@@ -699,7 +699,7 @@ def framework_enabled(obj: Obj, ctx: Context) -> Iterator[Hit]:
                            "outside every quota", "info" if effective.assumed else None)
 
 
-@rule("KP461", "warning", "6 Kueue configuration", kinds=("LocalQueue",))
+@rule("KP461", "warning", "5 never works", kinds=("LocalQueue",))
 def queue_namespace_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A LocalQueue's namespace must match `managedJobsNamespaceSelector`, or Kueue manages no job there.
 
@@ -777,7 +777,7 @@ def queue_namespace_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                "managedJobsNamespaceSelector: Kueue manages no job there, queued or not")
 
 
-@rule("KP462", "warning", "6 Kueue configuration", kinds=("Pod",))
+@rule("KP462", "warning", "5 never works", kinds=("Pod",))
 def pod_namespace_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A queued plain Pod must sit in a namespace the `pod` integration manages.
 
