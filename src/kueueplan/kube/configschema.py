@@ -116,3 +116,41 @@ FRAMEWORK_OF_KIND = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
     ("sparkoperator.k8s.io", "SparkApplication"): "sparkoperator.k8s.io/sparkapplication",
 }
+
+
+_GO_DURATION = r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$"
+_DURATION_FIELDS = {"timeout", "recoveryTimeout", "usageHalfLifeTime", "usageSamplingInterval", "gcInterval",
+                    "workerLostTimeout", "afterFinished", "afterDeactivatedByKueue", "cacheSyncTimeout",
+                    "leaseDuration", "renewDeadline", "retryPeriod"}
+
+
+def json_schema() -> dict[str, Any]:
+    """A JSON Schema of the Configuration for editors: the fields of both API versions (the build checks the
+    file's own version), unknown fields refused as Kueue's strict decoder does, durations as Go durations."""
+    merged = _union(FIELDS[V1BETA1], FIELDS[V1BETA2])
+    schema = _schema_of(merged, "")
+    schema["properties"]["apiVersion"] = {"enum": [V1BETA2, V1BETA1]}
+    schema["properties"]["kind"] = {"const": "Configuration"}
+    schema["description"] = ("Kueue's Configuration (controller_manager_config.yaml), config.kueue.x-k8s.io "
+                             "v1beta2 or v1beta1")
+    return schema
+
+
+def _union(a: Any, b: Any) -> Any:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: _union(a.get(k), b.get(k)) if k in a and k in b else (a[k] if k in a else b[k])
+                for k in [*a, *[k for k in b if k not in a]]}
+    if isinstance(a, list) and isinstance(b, list):
+        return [_union(a[0], b[0])]
+    return a if a is not None else b
+
+
+def _schema_of(node: Any, name: str) -> dict[str, Any]:
+    if isinstance(node, dict):
+        return {"type": "object", "additionalProperties": False,
+                "properties": {k: _schema_of(v, k) for k, v in node.items()}}
+    if isinstance(node, list):
+        return {"type": "array", "items": _schema_of(node[0], name)}
+    if name in _DURATION_FIELDS:
+        return {"type": "string", "pattern": _GO_DURATION, "description": "A Go duration: 90s, 10m, 1h30m"}
+    return {}

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
-from kueueplan.kube.configuration import Configuration as KueueConfiguration
+from kueueplan.kube.configschema import json_schema as _configuration_schema
+from kueueplan.kube.configuration import Configuration as _KueueConfiguration
 from kueueplan.spec.types import (
     AnnotationMap,
     DnsLabel,
@@ -351,6 +352,10 @@ class WorkloadSpec(Strict):
 
 # --------------------------------------------------------------------------- Environment
 
+# Kueue's own model (kube.configuration), with a schema for editors that mirrors Kueue's strict decoding.
+KueueConfiguration = Annotated[_KueueConfiguration | None, WithJsonSchema(_configuration_schema())]
+
+
 
 class ArgoCD(Strict):
     repoURL: str
@@ -384,7 +389,7 @@ class EnvironmentSpec(Strict):
                    dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
         description="kind -> name -> partial spec, merged over the base (JSON merge patch; quotas merge by flavor)")
-    configuration: KueueConfiguration | None = Field(
+    configuration: KueueConfiguration = Field(
         default=None,
         description="Kueue's own Configuration (config.kueue.x-k8s.io, as in controller_manager_config.yaml) for "
                     "this environment's release: `build` renders it over the release's shipped file as the "
