@@ -374,8 +374,10 @@ class ProvisioningRequestConfig:
     name: str
     provisioning_class_name: str = ""
     managed_resources: tuple[str, ...] = ()
-    backoff_limit_count: int = 3
+    backoff_limit_count: int = 3  # retryStrategy defaults (apis/kueue/v1beta2/provisioningrequestconfig_types.go)
     kind: str = "ProvisioningRequestConfig"
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 1800
 
 
 @dataclass(frozen=True)
@@ -514,7 +516,9 @@ def read_provisioning_request_config(data: Mapping[str, Any], src: Source = Sour
     return ProvisioningRequestConfig(
         _name(data, src), str(spec.get("provisioningClassName") or ""),
         tuple(str(r) for r in _list(spec.get("managedResources"), "managedResources", src)),
-        _int(retry.get("backoffLimitCount"), "backoffLimitCount", src, 3))
+        _int(retry.get("backoffLimitCount"), "backoffLimitCount", src, 3),
+        backoff_base_seconds=_int(retry.get("backoffBaseSeconds"), "backoffBaseSeconds", src, 60),
+        backoff_max_seconds=_int(retry.get("backoffMaxSeconds"), "backoffMaxSeconds", src, 1800))
 
 
 def _name(data: Mapping[str, Any], src: Source) -> str:
