@@ -307,6 +307,7 @@ class ClusterQueue:
     admission_checks: tuple[AdmissionCheckRule, ...] = ()
     fair_sharing_weight: Fraction | None = None
     kind: str = "ClusterQueue"
+    admission_mode: str | None = None  # spec.admissionScope.admissionMode (UsageBasedAdmissionFairSharing)
 
     def flavor_names(self) -> tuple[str, ...]:
         return tuple(f.name for g in self.resource_groups for f in g.flavors)
@@ -475,7 +476,12 @@ def read_cluster_queue(data: Mapping[str, Any], src: Source = Source()) -> Clust
         namespace_selector=read_label_selector(spec.get("namespaceSelector"), src),
         admission_checks=tuple(rules),
         fair_sharing_weight=_fair_weight(spec, src),
+        admission_mode=_str_or_none(_mapping(spec.get("admissionScope"), "admissionScope", src).get("admissionMode")),
     )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value else None
 
 
 def read_cohort(data: Mapping[str, Any], src: Source = Source()) -> Cohort:

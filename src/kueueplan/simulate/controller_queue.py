@@ -114,6 +114,7 @@ class QueueController:
             if q is None:
                 q = self.queues[name] = ClusterQueueQueue(name)
             q.strict_fifo = cq.queueing_strategy == "StrictFIFO"
+            q.usage_of = self._lq_usage if self._uses_afs(name) else None
             self.holders.setdefault(name, {})
         for name in sorted(set(self.queues) - set(self.cluster.cluster_queues)):
             q = self.queues.pop(name)
@@ -249,6 +250,34 @@ class QueueController:
         self._parked.clear()
         for q in self.queues.values():
             q.requeue_all()
+
+    # ------------------------------------------------------------------ admission fair sharing (LocalQueue usage)
+
+    def _uses_afs(self, cq_name: str | None) -> bool:
+        """afs.ResourceWeights: the Configuration enables it and the ClusterQueue's admissionScope asks for it."""
+        cq = self.cluster.cluster_queues.get(cq_name or "")
+        return self.afs is not None and cq is not None and cq.admission_mode == "UsageBasedAdmissionFairSharing"
+
+    def _lq_usage(self, wl: SimWorkload) -> float:
+        lq = self.cluster.local_queues.get((wl.spec.namespace, wl.spec.queue_name or ""))
+        weight = float(lq.fair_sharing_weight) if lq is not None and lq.fair_sharing_weight is not None else 1.0
+        return self.afs.usage((wl.spec.namespace, wl.spec.queue_name or ""), weight)
+
+    def _afs_admitted_usage(self, cq: str, lq: tuple[str, str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for w in self.holders.get(cq, {}).values():
+            if w.state == "Admitted" and (w.spec.namespace, w.spec.queue_name) == lq:
+                for (_, res), v in w.usage.items():
+                    out[res] = out.get(res, 0) + v
+        return out
+
+    def _afs_sample(self) -> None:
+        """localqueue_controller.go: every usageSamplingInterval the consumed usage decays towards admitted usage."""
+        for (ns, name), lq in sorted(self.cluster.local_queues.items()):
+            if self._uses_afs(lq.cluster_queue):
+                self.afs.sample((ns, name), self._afs_admitted_usage(lq.cluster_queue, (ns, name)), self.now)
+        if self._timers:  # only while something else can still happen
+            self._push(self.now + self.config.afs_interval, self.P_TIMEOUT, "afssample", None)
 
     # ------------------------------------------------------------------ deletions with finalizers
 

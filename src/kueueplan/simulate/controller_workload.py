@@ -52,6 +52,8 @@ class WorkloadController:
         if q.sticky == wl.key:
             q.sticky = None
         self.emit("QuotaReserved", wl)
+        if self._uses_afs(cq_name):
+            self.afs.push_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)  # updateEntryPenalty
         if not self._start_checks(wl, cq_name):
             self._set_admitted(wl)
 
@@ -62,6 +64,9 @@ class WorkloadController:
             self._rehash_holder(wl, True)
         wl.message = ""
         self.emit("Admitted", wl)
+        if self._uses_afs(wl.cluster_queue):  # updateAfsConsumedUsage: decay to now, settle the penalty
+            lq = (wl.spec.namespace, wl.spec.queue_name or "")
+            self.afs.settle(lq, wl, self._afs_admitted_usage(wl.cluster_queue, lq), self.now)
         token = wl.run_token
         if wl.max_exec is not None:
             self._push(self.now + max(0, wl.max_exec - wl.past_exec), self.P_TIMEOUT, "maxexec", (wl, token))
@@ -133,6 +138,8 @@ class WorkloadController:
                         self.config.pods_ready.block_admission:
                     self._requeue_everything()
         wl.pods_ready = False
+        if wl.state == QUOTA_RESERVED and self._uses_afs(cq):
+            self.afs.drop_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)
         if cq is not None and wl.holds_quota:
             self._removals[cq] = self._removals.get(cq, 0) + 1
         if cq is not None and cq in self.tree.cqs and wl.holds_quota:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.objects import Cluster, ClusterQueue, read_object
 from kueueplan.simulate import fairsharing, preemption, scheduler
+from kueueplan.simulate.admissionfairsharing import AfsLedger
 from kueueplan.simulate.configuration import sim_configuration
 from kueueplan.simulate.controller_admissionchecks import AdmissionCheckController, AdmissionCheckReconciler
 from kueueplan.simulate.controller_job import JobController
@@ -49,6 +50,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self.fair_sharing = scenario.fair_sharing
         self.config = sim_configuration(scenario.configuration, scenario.kueue_version,
                                         scenario.configuration_source, scenario.fair_sharing)
+        self.afs = AfsLedger(self.config.afs_half_life, self.config.afs_interval, self.config.afs_weights) \
+            if self.config.afs_half_life is not None else None
         self.cluster = Cluster()
         for data, file, line in scenario.manifests:
             obj = read_object(data, file, line)
@@ -95,6 +98,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
     def run(self) -> "Simulation":
         for t in self.scenario.workloads:
             self._push(t.at, _CREATE, "create", t)
+        if self.afs is not None:
+            self._push(0, _TIMEOUT, "afssample", None)  # sampling starts at 0 (second edition)
         for e in sorted(self.scenario.events, key=lambda e: e.order):
             phase = _APPLY if e.action == "apply" else _COMPLETE
             self._push(e.at, phase, e.action, e)
@@ -145,6 +150,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
             self._on_pods_ready_timeout(*payload)
         elif kind == "maxexec":
             self._on_max_exec(*payload)
+        elif kind == "afssample":
+            self._afs_sample()
         elif kind == "requeue":
             self._on_requeue(payload)
         elif kind == "apply":
