@@ -119,6 +119,14 @@ def _fmt_s(v: float | None) -> str:
     return f"{v:g}s"
 
 
+def _md(value: Any) -> str:
+    """Text safe inside Markdown (tables, quotes): no markup, links, HTML or line breaks from the input."""
+    text = str(value).replace("\r", " ").replace("\n", " ")
+    for ch in "\\`*_{}[]<>()#+!|~":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
 def _human(resource: str, value: float) -> str:
     """Readable amounts for tables: cores, GiB, plain numbers."""
     if resource == "cpu":
@@ -138,8 +146,14 @@ def text(sim: Any, result: dict[str, Any]) -> None:
 
     # A CI log is not a terminal: give the tables room instead of rich's 80 columns, which truncate names.
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    console.print(f"[bold]Scenario {result['scenario']}[/bold]: {len(sim.workloads)} workloads, "
+    from rich.markup import escape
+
+    console.print(f"[bold]Scenario {escape(str(result['scenario']))}[/bold]: {len(sim.workloads)} workloads, "
                   f"ran to t={_fmt_s(sim.now / 1000)}")
+    cfg = result.get("configuration")
+    if cfg:
+        console.print(f"Kueue {escape(cfg['kueueVersion'])} configuration: {escape(cfg['source'])}")
+        console.print(f"  simulated: {escape(cfg['simulated'])}")
     t = Table(title="Per team (namespace)")
     for col in ("team", "workloads", "admitted", "waiting", "never admissible", "wait p50", "wait p95", "wait max",
                 "preemptions"):
@@ -166,7 +180,7 @@ def text(sim: Any, result: dict[str, Any]) -> None:
                   e["message"])
     console.print(w)
     for warning in result.get("warnings", []):
-        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
+        console.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
 
 
 def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
@@ -194,7 +208,11 @@ def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
 
 
 def markdown(sim: Any, result: dict[str, Any]) -> str:
-    lines = [f"## Simulation `{result['scenario']}`", ""]
+    lines = [f"## Simulation `{_md(result['scenario'])}`", ""]
+    cfg = result.get("configuration")
+    if cfg:
+        lines += [f"Kueue {_md(cfg['kueueVersion'])} configuration: {_md(cfg['source'])}. "
+                  f"Simulated: {_md(cfg['simulated'])}.", ""]
     lines += ["| team | workloads | admitted | waiting | never admissible | wait p50 | wait p95 | wait max | preemptions |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in team_rows(sim):
@@ -217,7 +235,7 @@ def markdown(sim: Any, result: dict[str, Any]) -> str:
     if len(sim.workloads) > 200:
         lines.append(f"(Gantt chart shows the first 200 of {len(sim.workloads)} workloads.)")
     for warning in result.get("warnings", []):
-        lines.append(f"> **Warning:** {warning}")
+        lines.append(f"> **Warning:** {_md(warning)}")
     preempts = [e for e in result["events"] if e["type"] in ("Preempted", "Evicted")]
     if preempts:
         lines += ["", "| at | workload | by | reason |", "|---:|---|---|---|"]
