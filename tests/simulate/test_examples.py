@@ -63,6 +63,12 @@ def test_oke_lab_v08() -> None:
     assert wl["default/prod-pytorch-text-classifier-4"]["state"] == "Admitted"
     (pre,) = events(out, "Preempted")
     assert pre["workload"] == "default/dev-pytorch-text-classifier-2"
+    # the lab's timing: the first job ~25 min (16 min of image pull before its pods are ready), later ones 9 min
+    first, second = "default/dev-pytorch-text-classifier-1", "default/dev-pytorch-text-classifier-2"
+    assert [e["at"] for e in events(out, "PodsReady", first)] == [960]
+    assert wl[first]["finishedAt"] == 1500
+    assert events(out, "Admitted", second)[0]["at"] == 1500 and events(out, "PodsReady", second)[0]["at"] == 1500
+    assert (pre["at"], pre["by"]) == (1800, "default/prod-pytorch-text-classifier-4")
 
 
 def test_oke_lab_current_kueue() -> None:
@@ -96,6 +102,12 @@ def test_skypilot_pods_with_priorities() -> None:
     assert wl["default/job1-2ea4-head"]["state"] == "Finished"
     assert wl["default/job1-2ea4-head"]["finishedAt"] == 120
     assert len(events(out, "Admitted", "default/job1-2ea4-head")) == 1
+    # the pod integration is on because of the tutorial's Configuration (gen/preemption/kueue-manager-config.yaml)
+    assert "ConfigMap kueue-manager-config" in out["configuration"]["source"]
+    assert "frameworks batch/job, pod" in out["configuration"]["simulated"]
+    # SkyPilot's job controller resubmits the preempted job: a new pod at the back of the queue, run after job2
+    resubmitted = wl["default/job1-2ea4-head-r1"]
+    assert (resubmitted["createdAt"], resubmitted["admittedAt"], resubmitted["state"]) == (150, 720, "Finished")
 
 
 def test_skypilot_without_priorities_waits() -> None:
