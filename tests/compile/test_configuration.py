@@ -142,3 +142,18 @@ def test_validate_points_into_the_embedded_file_of_a_plain_configmap(tmp_path: P
     # and the RayJobs applied with it would never be queued
     assert sorted(f.object for f in findings if f.rule == "KP460") == [
         "RayJob/team-a/llm-finetune", "RayJob/team-b/feature-etl"]
+
+
+def test_resubmission_is_for_pods_only(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(REPO / "environments", spec)
+    path = spec / "workloads" / "team-a.yaml"
+    text = path.read_text()
+    old = "  - at: 0s\n    runFor: 1h\n"
+    assert old in text
+    path.write_text(text.replace(old, old + "    resubmitAfterPreemption: 30s\n"))
+    with pytest.raises(KueueplanError) as err:
+        scenario_for(spec, "prod")
+    assert "resubmitAfterPreemption is for Pods" in err.value.message
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "resubmitAfterPreemption" in t)
+    assert err.value.line == line
