@@ -1,0 +1,59 @@
+"""Kueue's Configuration against the objects applied with it (KP460-KP462), beyond the rules' own examples."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kueueplan.validate import validate
+
+REPO = Path(__file__).resolve().parents[2]
+
+PYTORCHJOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: train
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: team-a
+spec:
+  pytorchReplicaSpecs: {}
+"""
+
+
+def _findings(folder: Path, rules: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    return [(f.rule, f.severity, f.object) for f in validate([str(folder)], policies=[]).findings if f.rule in rules]
+
+
+def test_without_a_configmap_the_releases_default_install_is_assumed(tmp_path: Path) -> None:
+    # Kueue v0.19.2 ships kubeflow.org/pytorchjob commented out: a queued PyTorchJob is never managed
+    (tmp_path / "job.yaml").write_text(PYTORCHJOB)
+    assert _findings(tmp_path, ("KP460",)) == [("KP460", "info", "PyTorchJob/team-a/train")]
+    # once a Configuration among the inputs enables it, nothing to say
+    (tmp_path / "config.yaml").write_text("""\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kueue-manager-config, namespace: kueue-system}
+data:
+  controller_manager_config.yaml: |
+    apiVersion: config.kueue.x-k8s.io/v1beta2
+    kind: Configuration
+    integrations:
+      frameworks: [batch/job, kubeflow.org/pytorchjob]
+""")
+    assert _findings(tmp_path, ("KP460",)) == []
+
+
+def test_skypilot_pods_are_in_the_pod_integrations_namespaces(tmp_path: Path) -> None:
+    gen = tmp_path / "gen"
+    shutil.copytree(REPO / "examples/skypilot/gen/preemption", gen)
+    assert _findings(gen, ("KP460", "KP461", "KP462")) == []
+    # the v1beta1 podOptions.namespaceSelector of the tutorial, narrowed so that `default` is left out
+    config = gen / "kueue-manager-config.yaml"
+    text = config.read_text()
+    assert "            - kueue-system\n" in text
+    config.write_text(text.replace("            - kueue-system\n", "            - kueue-system\n            - default\n"))
+    found = _findings(gen, ("KP462",))
+    assert found and {rule for rule, _, _ in found} == {"KP462"}
+    assert all(obj.startswith("Pod/default/") for _, _, obj in found)
