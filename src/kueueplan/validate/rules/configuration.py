@@ -869,12 +869,13 @@ def pod_namespace_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
         selectors.append((("managedJobsNamespaceSelector",), effective.config.managed_jobs_namespace_selector))
     for path, selector in selectors:
         if selector_problem(selector) is None and not selector_matches(selector, labels):
-            yield Hit(obj, ("metadata", "namespace"), f"Pod {obj.namespace}/{obj.name} has a queue name but its namespace is outside "
-                                 f"{'.'.join(map(str, path))}: the pod integration does not gate it, it starts at "
-                                 "once outside every quota")
+            yield Hit(obj, ("metadata", "namespace"),
+                      f"Pod {obj.namespace}/{obj.name} has a queue name but its namespace is outside "
+                      f"{'.'.join(map(str, path))}: the pod integration does not gate it, it starts at once outside "
+                      "every quota")
     pod_selector = options.get("podSelector") if options else None
     if isinstance(pod_selector, dict) and selector_problem(pod_selector) is None and \
             not selector_matches(pod_selector, {str(k): str(v) for k, v in obj.labels.items()}):
-        yield Hit(obj, ("metadata", "labels"), f"Pod {obj.namespace}/{obj.name} does not match integrations.podOptions.podSelector: "
-                             "the pod integration does not gate it")
+        yield Hit(obj, ("metadata", "labels"), f"Pod {obj.namespace}/{obj.name} does not match "
+                                               "integrations.podOptions.podSelector: the pod integration does not gate it")
 
