@@ -186,4 +186,19 @@ def _describe(c: SimConfiguration) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["SimConfiguration", "PodsReadyPolicy", "sim_configuration", "FRAMEWORK_OF_KIND", "MODELLED_GATES"]
+def not_simulated_warning(objects: list[Any], limit: int = 20) -> str | None:
+    """Objects among the manifests that the simulator does not read (the Configuration's ConfigMap aside)."""
+    names = []
+    for data in objects:
+        md = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        if data.get("kind") == "ConfigMap" and md.get("name") == "kueue-manager-config":
+            continue
+        ns = f"{md['namespace']}/" if md.get("namespace") else ""
+        names.append(f"{data.get('kind')} {ns}{md.get('name')}")
+    if not names:
+        return None
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"not simulated (kueueplan does not model these objects): {', '.join(names[:limit])}{more}"
+
+
+__all__ = ["not_simulated_warning", "SimConfiguration", "PodsReadyPolicy", "sim_configuration", "FRAMEWORK_OF_KIND", "MODELLED_GATES"]

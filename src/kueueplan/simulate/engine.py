@@ -22,7 +22,8 @@ from kueueplan.errors import KueueplanError
 from kueueplan.kube.objects import Cluster, ClusterQueue, read_object
 from kueueplan.simulate import fairsharing, preemption, scheduler
 from kueueplan.simulate.admissionfairsharing import AfsLedger
-from kueueplan.simulate.configuration import sim_configuration
+from kueueplan.kube.configuration import parse_configuration
+from kueueplan.simulate.configuration import not_simulated_warning, sim_configuration
 from kueueplan.simulate.controller_admissionchecks import AdmissionCheckController, AdmissionCheckReconciler
 from kueueplan.simulate.controller_job import JobController
 from kueueplan.simulate.controller_queue import QueueController
@@ -48,7 +49,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self.scenario = scenario
         self.version = scenario.kueue_version
         self.fair_sharing = scenario.fair_sharing
-        self.config = sim_configuration(scenario.configuration, scenario.kueue_version,
+        configuration = scenario.configuration or parse_configuration(None, scenario.kueue_version)
+        self.config = sim_configuration(configuration, scenario.kueue_version,
                                         scenario.configuration_source, scenario.fair_sharing)
         self.afs = AfsLedger(self.config.afs_half_life, self.config.afs_interval, self.config.afs_weights) \
             if self.config.afs_half_life is not None else None
@@ -67,6 +69,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self.orphans: dict[str, SimWorkload] = {}
         self.events: list[dict[str, Any]] = []
         self.warnings: list[str] = list(self.config.warnings)
+        unknown = not_simulated_warning(self.cluster.other)
+        if unknown:
+            self.warnings.append(unknown)
         self._not_ready = 0  # admitted workloads whose pods are not all ready (blockAdmission)
         self._active_set: frozenset[str] = frozenset()
         self.now = 0
