@@ -17,14 +17,15 @@ from kueueplan.errors import KueueplanError
 
 
 def _load(path: Path, env: str | None, until: str | None) -> Any:
-    from kueueplan.simulate.scenario import load_scenario, parse_duration, scenario_from_dict
+    from kueueplan.simulate.scenario import load_scenario, parse_duration
 
     if path.is_dir():
         from kueueplan.compile import scenario_for
+        from kueueplan.workflow.simulation import spec_scenario
 
         if env is None:
             raise KueueplanError("a spec folder needs --env", file=str(path), hint="e.g. --env prod")
-        scenario = scenario_from_dict(scenario_for(path, env), file=f"{path}/ (env {env})", base=path)
+        scenario = spec_scenario(scenario_for(path, env), env, file=f"{path}/ (env {env})", base=path)
     elif path.is_file():
         scenario = load_scenario(path)
     else:
