@@ -57,3 +57,18 @@ def test_skypilot_pods_are_in_the_pod_integrations_namespaces(tmp_path: Path) ->
     found = _findings(gen, ("KP462",))
     assert found and {rule for rule, _, _ in found} == {"KP462"}
     assert all(obj.startswith("Pod/default/") for _, _, obj in found)
+
+
+def test_a_team_namespace_outside_the_managed_selector_in_a_spec(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(REPO / "environments", spec)
+    env = spec / "env-prod.yaml"
+    env.write_text(env.read_text().replace("  configuration:\n", "  configuration:\n"
+                                           "    managedJobsNamespaceSelector:\n"
+                                           "      matchLabels: {kueue.example.com/managed: \"true\"}\n"))
+    found = [(f.rule, Path(f.file).name, f.object) for f in validate([str(spec)], policies=[]).findings
+             if f.rule == "KP461"]
+    # Since v0.19 the selector gates queued jobs too: both teams' LocalQueues are unusable in prod (not in dev,
+    # which declares no Configuration: its default selector only leaves out kube-system and kueue-system)
+    assert sorted(found) == [("KP461", "teams.yaml", "LocalQueue/team-a/training@prod"),
+                             ("KP461", "teams.yaml", "LocalQueue/team-b/pipelines@prod")]

@@ -257,8 +257,10 @@ def integrations_known(obj: Obj, ctx: Context) -> Iterator[Hit]:
     integrations = _map(data, "integrations")
     frameworks = integrations.get("frameworks")
     seen: set[str] = set()
+    # kubeflow.org/mxjob was registered until v0.10 (removed in v0.11).
+    known = INTEGRATIONS + (("kubeflow.org/mxjob",) if release_of(obj, ctx) < (0, 11) else ())
     for i, name in enumerate(frameworks if isinstance(frameworks, list) else []):
-        if name not in INTEGRATIONS:
+        if name not in known:
             hint = _framework_hint(str(name))
             yield Hit(view, ("integrations", "frameworks", i),
                       f"integrations.frameworks: {name!r} is not an integration Kueue knows{hint}")
