@@ -157,3 +157,18 @@ def test_resubmission_is_for_pods_only(tmp_path: Path) -> None:
     assert "resubmitAfterPreemption is for Pods" in err.value.message
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "resubmitAfterPreemption" in t)
     assert err.value.line == line
+
+
+def test_a_field_newer_than_the_release_stops_the_build(tmp_path: Path) -> None:
+    # managedJobsNamespaceSelector arrived in Kueue v0.10 (apis/config/v1beta1): Kueue v0.9's strict decoder
+    # refuses it
+    spec = tmp_path / "spec"
+    shutil.copytree(REPO / "examples/skypilot/environments", spec)
+    path = spec / "kueue.yaml"
+    path.write_text(path.read_text().replace("    integrations:\n", "    managedJobsNamespaceSelector: {}\n"
+                                             "    integrations:\n", 1))
+    with pytest.raises(KueueplanError) as err:
+        render(spec)
+    assert "has no field 'managedJobsNamespaceSelector' (it arrived in v0.10)" in err.value.message
+    assert err.value.line == next(i for i, t in enumerate(path.read_text().splitlines(), 1)
+                                  if "managedJobsNamespaceSelector" in t)

@@ -72,3 +72,26 @@ def test_a_team_namespace_outside_the_managed_selector_in_a_spec(tmp_path: Path)
     # which declares no Configuration: its default selector only leaves out kube-system and kueue-system)
     assert sorted(found) == [("KP461", "teams.yaml", "LocalQueue/team-a/training@prod"),
                              ("KP461", "teams.yaml", "LocalQueue/team-b/pipelines@prod")]
+
+
+def test_a_field_newer_than_the_checked_release(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("""\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kueue-manager-config, namespace: kueue-system}
+data:
+  controller_manager_config.yaml: |
+    apiVersion: config.kueue.x-k8s.io/v1beta1
+    kind: Configuration
+    waitForPodsReady:
+      enable: true
+      recoveryTimeout: 3m
+""")
+    def kp450(version: str) -> list[tuple[int | None, str]]:
+        result = validate([str(tmp_path)], policies=[], kueue_version=version)
+        return [(f.line, f.message) for f in result.findings if f.rule == "KP450"]
+
+    # recoveryTimeout arrived in v0.11: line 10 of the file is its line inside the embedded block
+    assert [line for line, _ in kp450("v0.10")] == [10]
+    assert "arrived in v0.11" in kp450("v0.10")[0][1]
+    assert kp450("v0.11") == []

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from kueueplan.compile.context import MANAGED_BY, SYNC_WAVE, EnvContext
-from kueueplan.kube.configschema import V1BETA1, V1BETA2, unknown_fields
+from kueueplan.kube.configschema import V1BETA1, V1BETA2, too_new_fields, unknown_fields
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE, shipped_manager_config
 
 Manifest = dict[str, Any]
@@ -82,6 +82,11 @@ def check_declared(ctx: EnvContext, own: dict[str, Any], base: dict[str, Any]) -
         raise ctx.env.error(f"Kueue's {api_version.rsplit('/', 1)[-1]} Configuration has no field {name!r}: the "
                             "manager would refuse to start (strict decoding)", ("configuration",) + path,
                             "check the spelling against Kueue's Configuration reference")
+    major, minor, _ = ctx.kueue_version
+    for path, name, (_, since) in too_new_fields(own, (major, minor)):
+        raise ctx.env.error(f"Kueue v{major}.{minor}'s Configuration has no field {name!r} (it arrived in v0.{since}): "
+                            "the manager would refuse to start", ("configuration",) + path,
+                            f"remove it, or set kueueVersion to v0.{since} or later")
     return str(api_version)
 
 

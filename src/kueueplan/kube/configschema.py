@@ -155,3 +155,49 @@ def _schema_of(node: Any, name: str) -> dict[str, Any]:
     if name in _DURATION_FIELDS:
         return {"type": "string", "pattern": _GO_DURATION, "description": "A Go duration: 90s, 10m, 1h30m"}
     return {}
+
+
+# The first Kueue release whose Configuration knows a field (apis/config/v1beta1, then v1beta2, read at every
+# minor release's .0 tag from v0.6); fields not listed are known by every release kueueplan models. A release
+# that does not know a field refuses the file at start-up, like a misspelt one. `[]` stands for a list item.
+SINCE: dict[str, tuple[int, int]] = {
+    "fairSharing": (0, 7), "resources": (0, 7), "resources.excludeResourcePrefixes": (0, 7),
+    "integrations.externalFrameworks": (0, 7), "integrations.labelKeysToCopy": (0, 7),
+    "multiKueue.workerLostTimeout": (0, 7), "waitForPodsReady.requeuingStrategy.backoffBaseSeconds": (0, 7),
+    "waitForPodsReady.requeuingStrategy.backoffMaxSeconds": (0, 7),
+    "resources.transformations": (0, 9),
+    "featureGates": (0, 10), "managedJobsNamespaceSelector": (0, 10),
+    "waitForPodsReady.recoveryTimeout": (0, 11),
+    "admissionFairSharing": (0, 12), "objectRetentionPolicies": (0, 12),
+    "multiKueue.dispatcherName": (0, 13),
+    "multiKueue.externalFrameworks": (0, 14), "resources.deviceClassMappings": (0, 14),
+    "tls": (0, 16), "resources.transformations[].multiplyBy": (0, 16),
+    "metrics.customLabels": (0, 17), "metrics.localQueueMetrics": (0, 17), "visibilityServer": (0, 17),
+    "resources.quotaCheckStrategy": (0, 18), "resources.deviceClassMappings[].sources": (0, 18),
+    "tls.curvePreferences": (0, 19), "metrics.customLabels[].sourceKind": (0, 19),
+    "metrics.customLabels[].trackedValues": (0, 19), "multiKueue.clusterProfile": (0, 19),
+    "multiKueue.incrementalDispatcherConfig": (0, 19),
+}
+
+
+def too_new_fields(data: Mapping[str, Any], release: tuple[int, int]) -> list[tuple[Path, str, tuple[int, int]]]:
+    """Fields the release's Kueue does not know yet, as (path, dotted name, first release that knows it)."""
+    return [(path, name, since) for path, name in _all_paths(data, (), "")
+            if (since := SINCE.get(name)) is not None and tuple(release) < since]
+
+
+def _all_paths(value: Any, path: Path, name: str) -> Iterator[tuple[Path, str]]:
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            child = f"{name}.{key}" if name else str(key)
+            yield path + (str(key),), child
+            if child in _DESCEND:
+                yield from _all_paths(sub, path + (str(key),), child)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _all_paths(item, path + (i,), f"{name}[]")
+
+
+# Parents of the fields in SINCE (free-form maps such as featureGates are not descended into).
+_DESCEND = {name.rsplit(".", 1)[0] for name in SINCE if "." in name} | \
+    {name.rsplit(".", 1)[0].removesuffix("[]") for name in SINCE if "[]." in name}

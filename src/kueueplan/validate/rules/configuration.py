@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kueueplan.kube.configschema import FRAMEWORK_OF_KIND, INTEGRATIONS, V1BETA1, V1BETA2, unknown_fields
+from kueueplan.kube.configschema import (FRAMEWORK_OF_KIND, INTEGRATIONS, V1BETA1, V1BETA2, too_new_fields,
+                                         unknown_fields)
 from kueueplan.kube.configuration import parse_go_duration
 from kueueplan.validate import kueue
 from kueueplan.validate.configuration import read, release_of, universe_configuration
@@ -56,8 +57,9 @@ def configuration_decodes(obj: Obj, ctx: Context) -> Iterator[Hit]:
 
     The `kueue-manager-config` ConfigMap holds the whole file under `controller_manager_config.yaml`. Kueue
     refuses to start on YAML it cannot read, an apiVersion its release does not serve (config v1beta2 arrived
-    in v0.15), another kind, a misspelt or unknown field, or a duration that is not a Go duration (`10m`, not
-    `600` or `10 minutes`).
+    in v0.15), another kind, a misspelt or unknown field, a field newer than the release (e.g.
+    `managedJobsNamespaceSelector` before v0.10), or a duration that is not a Go duration (`10m`, not `600` or
+    `10 minutes`).
 
     Fails:
 
@@ -114,6 +116,9 @@ def configuration_decodes(obj: Obj, ctx: Context) -> Iterator[Hit]:
     for path, name in unknown_fields(data, str(api_version)):
         yield Hit(view, path, f"{api_version.rsplit('/', 1)[-1]} Configuration has no field {name!r}: Kueue's "
                               "strict decoding stops the manager at start-up")
+    for path, name, (_, since) in too_new_fields(data, release):
+        yield Hit(view, path, f"Kueue v{release[0]}.{release[1]}'s Configuration has no field {name!r} (it arrived "
+                              f"in v0.{since}): the manager would refuse to start")
     for path in _DURATIONS:
         value = _dig(data, path)
         if value is not None and _seconds(value) is None:
