@@ -84,8 +84,8 @@ def check_declared(ctx: EnvContext, own: dict[str, Any], base: dict[str, Any]) -
                             "check the spelling against Kueue's Configuration reference")
     major, minor, _ = ctx.kueue_version
     for path, name, (_, since) in too_new_fields(own, (major, minor)):
-        raise ctx.env.error(f"Kueue v{major}.{minor}'s Configuration has no field {name!r} (it arrived in v0.{since}): "
-                            "the manager would refuse to start", ("configuration",) + path,
+        raise ctx.env.error(f"Kueue v{major}.{minor}'s Configuration has no field {name!r} (it arrived in "
+                            f"v0.{since}): the manager would refuse to start", ("configuration",) + path,
                             f"remove it, or set kueueVersion to v0.{since} or later")
     return str(api_version)
 

@@ -883,6 +883,6 @@ def pod_namespace_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
     pod_selector = options.get("podSelector") if options else None
     if isinstance(pod_selector, dict) and selector_problem(pod_selector) is None and \
             not selector_matches(pod_selector, {str(k): str(v) for k, v in obj.labels.items()}):
-        yield Hit(obj, ("metadata", "labels"), f"Pod {obj.namespace}/{obj.name} does not match "
-                                               "integrations.podOptions.podSelector: the pod integration does not gate it")
+        yield Hit(obj, ("metadata", "labels"), f"Pod {obj.namespace}/{obj.name} does not match integrations."
+                                               "podOptions.podSelector: the pod integration does not gate it")
 
