@@ -886,3 +886,86 @@ def pod_namespace_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
         yield Hit(obj, ("metadata", "labels"), f"Pod {obj.namespace}/{obj.name} does not match integrations."
                                                "podOptions.podSelector: the pod integration does not gate it")
 
+
+
+@rule("KP463", "warning", "5 never works", kinds=_WORKLOAD_KINDS)
+def job_without_queue_name_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """With `manageJobsWithoutQueueName: true`, a job without a queue name is suspended for good.
+
+    Kueue then manages every job of an enabled integration in the namespaces `managedJobsNamespaceSelector`
+    picks, queue name or not (pkg/controller/jobframework/reconciler.go). A job without one is given the
+    LocalQueue named `default` of its namespace when there is one; otherwise its Workload names no queue and is
+    never admitted, so the job never starts.
+
+    Fails:
+
+    ```yaml
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: kueue-manager-config
+      namespace: kueue-system
+    data:
+      controller_manager_config.yaml: |
+        apiVersion: config.kueue.x-k8s.io/v1beta2
+        kind: Configuration
+        manageJobsWithoutQueueName: true
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: backup
+      namespace: ops
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: kueue-manager-config
+      namespace: kueue-system
+    data:
+      controller_manager_config.yaml: |
+        apiVersion: config.kueue.x-k8s.io/v1beta2
+        kind: Configuration
+        manageJobsWithoutQueueName: true
+        managedJobsNamespaceSelector:
+          matchLabels: {kueue-managed: "true"}
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: backup
+      namespace: ops
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+    """
+    framework = FRAMEWORK_OF_KIND.get((obj.group, obj.kind))
+    if framework is None or _owned(obj) or _queued(obj, ctx) or obj.namespace is None:
+        return
+    effective = universe_configuration(ctx, obj)
+    if effective is None or effective.assumed or not effective.config.manage_jobs_without_queue_name:
+        return
+    if framework not in effective.config.frameworks:
+        return
+    selector = effective.config.managed_jobs_namespace_selector or {}
+    if selector_problem(selector) is not None or not selector_matches(selector, namespace_labels(ctx, obj.namespace)):
+        return
+    yield Hit(obj, ("metadata",), f"{obj.kind} {obj.namespace}/{obj.name} has no queue name and its namespace has no "
+                                  "LocalQueue named 'default', but manageJobsWithoutQueueName is true: Kueue suspends "
+                                  "it and never admits it (add the kueue.x-k8s.io/queue-name label)")
