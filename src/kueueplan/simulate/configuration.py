@@ -193,10 +193,13 @@ def not_simulated_warning(objects: list[Any], limit: int = 20) -> str | None:
         md = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         if data.get("kind") == "ConfigMap" and md.get("name") == "kueue-manager-config":
             continue
+        if str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"):
+            continue  # kustomize's own file (a build artefact), never applied to a cluster
         ns = f"{md['namespace']}/" if md.get("namespace") else ""
         names.append(f"{data.get('kind')} {ns}{md.get('name')}")
     if not names:
         return None
+    names.sort()
     more = f" and {len(names) - limit} more" if len(names) > limit else ""
     return f"not simulated (kueueplan does not model these objects): {', '.join(names[:limit])}{more}"
 

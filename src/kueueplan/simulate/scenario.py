@@ -317,13 +317,17 @@ class _Reader:
         if target != root and root not in target.parents:
             raise self.err(f"manifestFiles entry {entry!r} leaves {root}", where,
                            hint="keep manifests inside the repository that holds the scenario")
-        if target.is_dir():
+        try:
+            is_dir, is_file = target.is_dir(), target.is_file()
+        except OSError as e:  # e.g. a name longer than the file system allows
+            raise self.err(f"manifestFiles entry {entry[:80]!r} cannot be read: {e.strerror}", where) from None
+        if is_dir:
             files = yamlio.yaml_files(target)  # as build, validate and diff walk folders (hidden ones skipped)
             for p in files:
                 if root not in p.resolve().parents:
                     raise self.err(f"{p} (a link) leaves {root}", where)
             return files
-        if not target.is_file():
+        if not is_file:
             raise self.err(f"manifestFiles entry {entry!r} does not exist ({target})", where)
         return [target]
 
