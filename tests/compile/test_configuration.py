@@ -102,6 +102,7 @@ def _line(spec: Path, needle: str) -> int:
 @pytest.mark.parametrize("old,new,message", [
     ("      blockAdmission: false", "      blockAdmision: false", "has no field 'blockAdmision'"),
     ("      timeout: 10m", "      timeout: 10 minutes", "is not a duration"),
+    ("      timeout: 10m", "      timeout: 600", "Kueue reads a duration only as text"),
 ])
 def test_a_configuration_kueue_would_refuse_stops_the_build(tmp_path: Path, old: str, new: str, message: str) -> None:
     spec = _spec_with(tmp_path, old, new)

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from kueueplan.compile.context import MANAGED_BY, SYNC_WAVE, EnvContext
-from kueueplan.kube.configschema import V1BETA1, V1BETA2, too_new_fields, unknown_fields
+from kueueplan.kube.configschema import DURATION_PATHS, V1BETA1, V1BETA2, too_new_fields, unknown_fields
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE, shipped_manager_config
 
 Manifest = dict[str, Any]
@@ -82,12 +82,23 @@ def check_declared(ctx: EnvContext, own: dict[str, Any], base: dict[str, Any]) -
         raise ctx.env.error(f"Kueue's {api_version.rsplit('/', 1)[-1]} Configuration has no field {name!r}: the "
                             "manager would refuse to start (strict decoding)", ("configuration",) + path,
                             "check the spelling against Kueue's Configuration reference")
+    for path in DURATION_PATHS:
+        value = _dig(own, path)
+        if value is not None and not isinstance(value, str):
+            raise ctx.env.error(f"{'.'.join(path)}: Kueue reads a duration only as text ({value!r} would stop the "
+                                "manager)", ("configuration",) + path, f'write e.g. "{value}s" or 10m')
     major, minor, _ = ctx.kueue_version
     for path, name, (_, since) in too_new_fields(own, (major, minor)):
         raise ctx.env.error(f"Kueue v{major}.{minor}'s Configuration has no field {name!r} (it arrived in "
                             f"v0.{since}): the manager would refuse to start", ("configuration",) + path,
                             f"remove it, or set kueueVersion to v0.{since} or later")
     return str(api_version)
+
+
+def _dig(data: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
 
 
 def effective_file(ctx: EnvContext) -> dict[str, Any] | None:

@@ -95,6 +95,16 @@ def _walk(value: Any, schema: Any, path: Path) -> Iterator[tuple[Path, str]]:
             yield from _walk(item, schema[0], path + (i,))
 
 
+# metav1.Duration fields: a quoted Go duration ("10m"); a YAML number does not decode.
+DURATION_PATHS: tuple[Path, ...] = (
+    ("waitForPodsReady", "timeout"), ("waitForPodsReady", "recoveryTimeout"),
+    ("admissionFairSharing", "usageHalfLifeTime"), ("admissionFairSharing", "usageSamplingInterval"),
+    ("multiKueue", "gcInterval"), ("multiKueue", "workerLostTimeout"),
+    ("objectRetentionPolicies", "workloads", "afterFinished"),
+    ("objectRetentionPolicies", "workloads", "afterDeactivatedByKueue"),
+)
+
+
 # Every integration name Kueue v0.19.2 registers (pkg/controller/jobs/*: FrameworkName).
 INTEGRATIONS = (
     "batch/job", "deployment", "jobset.x-k8s.io/jobset", "kubeflow.org/jaxjob", "kubeflow.org/mpijob",

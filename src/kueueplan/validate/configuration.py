@@ -112,11 +112,14 @@ class Effective:
 def universe_configuration(ctx: Context, obj: Obj) -> Effective | None:
     """The effective Configuration for `obj`'s apply unit; None when its ConfigMap cannot be read (KP450 says
     why) or two ConfigMaps disagree."""
-    key = ("kueue-configuration", obj.universe)
-    cache = ctx.__dict__.setdefault("_config_cache", {})
-    if key not in cache:
-        cache[key] = _effective(ctx, obj)
-    return cache[key]
+    # One Configuration per apply unit, shared by every rule that asks (kept on the Context of this run).
+    cache: dict[str, Effective | None] | None = getattr(ctx, "_kueue_configurations", None)
+    if cache is None:
+        cache = {}
+        setattr(ctx, "_kueue_configurations", cache)
+    if obj.universe not in cache:
+        cache[obj.universe] = _effective(ctx, obj)
+    return cache[obj.universe]
 
 
 def _effective(ctx: Context, obj: Obj) -> Effective | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kueueplan.kube.configschema import (FRAMEWORK_OF_KIND, INTEGRATIONS, V1BETA1, V1BETA2, too_new_fields,
+from kueueplan.kube.configschema import (DURATION_PATHS, FRAMEWORK_OF_KIND, INTEGRATIONS, V1BETA1, V1BETA2, too_new_fields,
                                          unknown_fields)
 from kueueplan.kube.configuration import parse_go_duration
 from kueueplan.validate import kueue
@@ -119,20 +119,11 @@ def configuration_decodes(obj: Obj, ctx: Context) -> Iterator[Hit]:
     for path, name, (_, since) in too_new_fields(data, release):
         yield Hit(view, path, f"Kueue v{release[0]}.{release[1]}'s Configuration has no field {name!r} (it arrived "
                               f"in v0.{since}): the manager would refuse to start")
-    for path in _DURATIONS:
+    for path in DURATION_PATHS:
         value = _dig(data, path)
         if value is not None and _seconds(value) is None:
             yield Hit(view, path, f"{'.'.join(map(str, path))}: {value!r} is not a duration; write e.g. 90s, 10m, "
                                   "1h30m (a quoted Go duration)")
-
-
-_DURATIONS: tuple[Path, ...] = (
-    ("waitForPodsReady", "timeout"), ("waitForPodsReady", "recoveryTimeout"),
-    ("admissionFairSharing", "usageHalfLifeTime"), ("admissionFairSharing", "usageSamplingInterval"),
-    ("multiKueue", "gcInterval"), ("multiKueue", "workerLostTimeout"),
-    ("objectRetentionPolicies", "workloads", "afterFinished"),
-    ("objectRetentionPolicies", "workloads", "afterDeactivatedByKueue"),
-)
 
 
 def _dig(data: Any, path: Path) -> Any:
