@@ -95,3 +95,19 @@ data:
     assert [line for line, _ in kp450("v0.10")] == [10]
     assert "arrived in v0.11" in kp450("v0.10")[0][1]
     assert kp450("v0.11") == []
+
+
+def test_an_alias_bomb_inside_the_embedded_file_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from kueueplan.errors import InputRefusedError
+
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, "
+              f"*a{i - 1}, *a{i - 1}]" for i in range(1, 9)]
+    embedded = "\n".join("    " + line for line in lines)
+    (tmp_path / "config.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\n"
+        f"data:\n  controller_manager_config.yaml: |\n{embedded}\n")
+    with pytest.raises(InputRefusedError):
+        validate([str(tmp_path)], policies=[])

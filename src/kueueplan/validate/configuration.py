@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kueueplan.errors import KueueplanError
+from kueueplan.errors import InputRefusedError, KueueplanError
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, Configuration, parse_configuration
 from kueueplan.kube.podsets import version_tuple
 from kueueplan.kube.yamlio import load_text
@@ -64,7 +64,9 @@ def _read(obj: Obj) -> Found:
         return Found(obj, obj, None, (("data",), f"has no data.{CONFIGMAP_KEY}: Kueue's manager reads its "
                                                  "Configuration from that key and would not start"))
     try:
-        docs = load_text(text, file=obj.file)
+        docs = load_text(text, file=obj.file)  # the same limits as any input (nodes, aliases, depth)
+    except InputRefusedError:
+        raise  # over a limit: exit 2, as everywhere
     except KueueplanError as err:
         return Found(obj, obj, None, (key_path, f"{CONFIGMAP_KEY} is not valid YAML ({err.message}): Kueue's "
                                                 "manager would not start"))
