@@ -72,6 +72,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         unknown = not_simulated_warning(self.cluster.other)
         if unknown:
             self.warnings.append(unknown)
+        self._managed_cache: dict[tuple[str, str, bool, int], tuple[str | None, bool]] = {}
         self._not_ready = 0  # admitted workloads whose pods are not all ready (blockAdmission)
         self._active_set: frozenset[str] = frozenset()
         self.now = 0
