@@ -135,3 +135,13 @@ def test_deactivated_is_an_expectation_state(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(data))
     res = CliRunner().invoke(main, ["simulate", str(path), "-o", "json"])
     assert res.exit_code == 0, res.output
+
+
+def test_endless_requeue_stops_with_a_warning() -> None:
+    case = yaml.safe_load((Path(__file__).parent / "scenarios" /
+                           "cfg-wait-for-pods-ready-endless-requeue-stops.yaml").read_text())
+    out = _run(case["scenario"])
+    assert any(w.startswith("t=310s: stopped here") for w in out["warnings"])
+    case["scenario"]["spec"]["until"] = "20m"  # with a horizon it follows the loop: 60, 130, 210, 310, then every 120s up to 1150
+    out = _run(case["scenario"])
+    assert sum(e["type"] == "Evicted" for e in out["events"]) == 11 and "warnings" not in out

@@ -186,6 +186,8 @@ def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
         prev = state.get(key)
         kind = {"Created": "wait", "QuotaReserved": "reserved", "Admitted": "run", "Preempted": "wait",
                 "Evicted": "wait", "Finished": None, "Deleted": None, "Inadmissible": "inadmissible"}.get(e["type"], "")
+        if e["type"] == "Evicted" and e.get("reason") == "Deactivated":
+            kind = None  # deactivated: never queued again
         if kind == "":
             continue
         if prev is not None and (kind is None or kind != prev[0]):

@@ -111,7 +111,7 @@ class SimConfiguration:
         return tuple(sorted(retained.items()))
 
 
-def _warn_unmodelled(cfg: Configuration, out: list[str]) -> None:
+def _warn_unmodelled(cfg: Configuration, release: tuple[int, int], out: list[str]) -> None:
     res = cfg.resources
     if res is not None and res.quota_check_strategy not in (None, "BlockUndeclared"):
         out.append(f"configuration resources.quotaCheckStrategy {res.quota_check_strategy} is not modelled: "
@@ -122,6 +122,11 @@ def _warn_unmodelled(cfg: Configuration, out: list[str]) -> None:
     if integ is not None and integ.external_frameworks:
         out.append("configuration integrations.externalFrameworks is not modelled: "
                    f"{', '.join(integ.external_frameworks)} objects are not simulated")
+    if integ is not None and integ.pod_options and release < (0, 19):
+        # v0.19's conversion drops the deprecated podOptions (configuration_conversion.go); older releases apply
+        # its namespaceSelector to Pods on top of managedJobsNamespaceSelector.
+        out.append("configuration integrations.podOptions is not modelled: Pods are managed per "
+                   "managedJobsNamespaceSelector only")
     if cfg.multi_kueue:
         out.append("configuration multiKueue is not modelled: MultiKueue admission checks are Ready at once")
     for gate, value in sorted(cfg.feature_gates.items()):
@@ -162,7 +167,7 @@ def sim_configuration(cfg: Configuration, release: tuple[int, int], source: str,
     if cfg.resources is not None:
         sim.exclude_prefixes = tuple(cfg.resources.exclude_resource_prefixes)
         sim.transformations = {t.input: t for t in cfg.resources.transformations}
-    _warn_unmodelled(cfg, sim.warnings)
+    _warn_unmodelled(cfg, release, sim.warnings)
     sim.notes.append(_describe(sim))
     return sim
 

@@ -62,9 +62,13 @@ class JobController:
 
     def _unmanaged_reason(self, wl: SimWorkload) -> str | None:
         spec = wl.spec
-        labels = self.namespace_labels(spec.namespace)
-        has_default = (spec.namespace, DEFAULT_LOCAL_QUEUE) in self.cluster.local_queues
-        reason = self.config.unmanaged_reason(spec, labels, has_default)
+        key = (spec.kind, spec.namespace, bool(spec.queue_name), self._config_generation)
+        cached = self._managed_cache.get(key)
+        if cached is None:
+            labels = self.namespace_labels(spec.namespace)
+            has_default = (spec.namespace, DEFAULT_LOCAL_QUEUE) in self.cluster.local_queues
+            cached = self._managed_cache[key] = (self.config.unmanaged_reason(spec, labels, has_default), has_default)
+        reason, has_default = cached
         if reason is None and not spec.queue_name and spec.kind != "Workload" and has_default:
             wl.spec = dataclasses.replace(spec, queue_name=DEFAULT_LOCAL_QUEUE)  # the webhook's defaulting
         return reason

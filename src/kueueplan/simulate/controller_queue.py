@@ -255,8 +255,10 @@ class QueueController:
 
     def _uses_afs(self, cq_name: str | None) -> bool:
         """afs.ResourceWeights: the Configuration enables it and the ClusterQueue's admissionScope asks for it."""
+        if self.afs is None:
+            return False
         cq = self.cluster.cluster_queues.get(cq_name or "")
-        return self.afs is not None and cq is not None and cq.admission_mode == "UsageBasedAdmissionFairSharing"
+        return cq is not None and cq.admission_mode == "UsageBasedAdmissionFairSharing"
 
     def _lq_usage(self, wl: SimWorkload) -> float:
         lq = self.cluster.local_queues.get((wl.spec.namespace, wl.spec.queue_name or ""))

@@ -72,6 +72,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         unknown = not_simulated_warning(self.cluster.other)
         if unknown:
             self.warnings.append(unknown)
+        self._managed_cache: dict[tuple[str, str, bool, int], tuple[str | None, bool]] = {}
         self._not_ready = 0  # admitted workloads whose pods are not all ready (blockAdmission)
         self._active_set: frozenset[str] = frozenset()
         self.now = 0
@@ -114,6 +115,11 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
             t = self._timers[0][0]
             if until is not None and t > until:
                 break
+            if until is None and self._only_repeating():
+                self.warnings.append(f"t={ms_to_seconds(self.now)}s: stopped here: from now on Kueue would evict and "
+                                     "requeue the same workloads forever (pods never ready, backoff at "
+                                     "backoffMaxSeconds, no backoffLimitCount); set `until` to follow it further")
+                break
             self.now = t
             while self._timers and self._timers[0][0] == t:
                 _, _, _, kind, payload = heapq.heappop(self._timers)
@@ -125,6 +131,31 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
             self.now = max(self.now, until)
         self._explain_waiting()
         return self
+
+    def _only_repeating(self) -> bool:
+        """Only waitForPodsReady timeouts and backoffs at their cap are left: the run would repeat forever."""
+        policy = self.config.pods_ready
+        if policy is None or policy.backoff_limit is not None:
+            return False
+        live = 0
+        for _, _, _, kind, payload in self._timers:
+            if kind == "afssample":
+                continue
+            if kind in ("podsreadytimeout", "podsready", "maxexec", "complete"):
+                wl, token = payload
+                if wl.run_token != token:
+                    continue  # outdated by an eviction
+                if kind != "podsreadytimeout":
+                    return False
+            elif kind == "requeue":
+                wl = payload
+            else:
+                return False
+            # the backoff last started (count) is at its cap: every later cycle is timeout + cap long
+            if wl.requeue_count < 1 or policy.backoff_ms(wl.requeue_count) < policy.backoff_max * 1000:
+                return False
+            live += 1
+        return live > 0
 
     def _explain_waiting(self) -> None:
         """Give workloads still waiting in an inactive ClusterQueue the reason, as Kueue's status would."""

@@ -37,7 +37,7 @@ class LastAssignment:
         return self.tried[pod_set].get(resource, -1) + 1
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # one per workload: slots keep 50,000 of them small
 class SimWorkload:
     seq: int  # creation order: Kueue's creation-time/UID tie-breaker
     spec: WorkloadSpec
