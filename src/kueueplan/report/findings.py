@@ -69,7 +69,7 @@ def to_text(result: Result, fail_on: str = "error") -> str:
                 lines.append("")
             lines.append(file)
             current = file
-        where = f"  {f.line}:" if f.line else "  -:"
+        where = (f"  {f.line}:{f.column}:" if f.column else f"  {f.line}:") if f.line else "  -:"
         obj = f" {f.object}" if f.object else ""
         lines.append(f"{where} {f.severity} {f.rule}{obj}: {f.message}")
     if lines:
@@ -107,6 +107,8 @@ def to_github(result: Result) -> str:
             props.insert(0, f"file={_gh_prop(f.file)}")
         if f.line:
             props.insert(1, f"line={f.line}")
+            if f.column:
+                props.insert(2, f"col={f.column}")
         out.append(f"::{_GITHUB_LEVEL[f.severity]} {','.join(props)}::{_gh_data(f.message)}")
     return "\n".join(out) + ("\n" if out else "")
 
@@ -132,6 +134,8 @@ def to_sarif(result: Result, rules: Iterable[Any] = ()) -> str:
             entry["ruleIndex"] = index[f.rule]
         if f.file:
             region = {"startLine": f.line} if f.line else {}
+            if f.line and f.column:
+                region["startColumn"] = f.column
             location: dict[str, Any] = {"artifactLocation": {"uri": f.file}}
             if region:
                 location["region"] = region
