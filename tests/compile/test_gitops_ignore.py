@@ -374,3 +374,19 @@ def test_fields_of_an_unexpected_shape_never_crash_the_rules(platform: list[dict
         node[path[-1]] = junk
         for rule in ignore_differences(manifests) + flux_ignore(manifests):
             assert rule
+
+
+def test_rules_follow_the_kueue_configurations_feature_gates(tmp_path: Path) -> None:
+    """An Environment whose Kueue Configuration turns AssignQueueLabelsForPods off: Kueue writes no queue labels
+    into pod templates, so none are ignored (and with it on, they are)."""
+    spec = tmp_path / "environments"
+    shutil.copytree(REPO / "environments", spec)
+    (spec / "workloads" / "team-a-batch.yaml").write_text(EXTRA_WORKLOADS, encoding="utf-8")
+    on = ignore_differences(compile_platform(spec, ["prod"])["prod"])
+    env = spec / "env-prod.yaml"
+    env.write_text(env.read_text().replace("  configuration:\n", "  configuration:\n    featureGates:\n"
+                                           "      AssignQueueLabelsForPods: false\n", 1), encoding="utf-8")
+    off = ignore_differences(compile_platform(spec, ["prod"])["prod"])
+    label = '.metadata.labels["kueue.x-k8s.io/local-queue-name"]'
+    assert label in next(e for e in on if e["name"] == "debug-shell")["jqPathExpressions"]
+    assert label not in next(e for e in off if e["name"] == "debug-shell")["jqPathExpressions"]

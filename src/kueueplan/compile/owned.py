@@ -26,7 +26,7 @@ Only the flavors the workload's ClusterQueue can assign count (its resource grou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from kueueplan.compile.context import QUEUE_LABEL
@@ -129,6 +129,12 @@ class Platform:
     queue_flavors: Mapping[tuple[str, str], tuple[str, ...]]  # (namespace, LocalQueue) -> flavor names
     queue_checks: Mapping[tuple[str, str], tuple[Mapping[str, Any], ...]]  # -> ProvisioningRequestConfig specs
     kueue_version: tuple[int, int, int] = (0, 19, 0)
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)  # from Kueue's Configuration, if rendered
+
+    def gate(self, name: str, on_from: tuple[int, int, int]) -> bool:
+        """A Kueue feature gate: the Configuration's `featureGates`, else the release's default."""
+        value = self.feature_gates.get(name)
+        return value if isinstance(value, bool) else self.kueue_version >= on_from
 
     @classmethod
     def of(cls, manifests: Iterable[Mapping[str, Any]], kueue_version: tuple[int, int, int] = (0, 19, 0)) -> Platform:
@@ -149,7 +155,24 @@ class Platform:
             queue_flavors[(ns, name)] = tuple(str(f.get("name")) for g in cq_spec.get("resourceGroups") or []
                                               for f in g.get("flavors") or [])
             queue_checks[(ns, name)] = tuple(_provisioning_configs(cq_spec, checks, configs))
-        return cls(flavors, queue_flavors, queue_checks, kueue_version)
+        return cls(flavors, queue_flavors, queue_checks, kueue_version, _feature_gates(by_kind.get("ConfigMap", {})))
+
+
+def _feature_gates(config_maps: Mapping[tuple[str, str], Mapping[str, Any]]) -> dict[str, bool]:
+    """`featureGates` of the Kueue Configuration that build renders (compile/configuration.py)."""
+    import yaml
+
+    from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME
+
+    for (_, name), cm in config_maps.items():
+        text = _map(cm.get("data")).get(CONFIGMAP_KEY) if name == CONFIGMAP_NAME else None
+        if isinstance(text, str):
+            try:
+                gates = _map(_map(yaml.safe_load(text)).get("featureGates"))
+            except yaml.YAMLError:
+                return {}
+            return {str(k): v for k, v in gates.items() if isinstance(v, bool)}
+    return {}
 
 
 def _provisioning_configs(cq_spec: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]],
@@ -164,16 +187,17 @@ def _provisioning_configs(cq_spec: Mapping[str, Any], checks: Mapping[str, Mappi
 
 
 def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[Mapping[str, Any], ...],
-                     version: tuple[int, int, int]) -> list[Owned]:
+                     platform: Platform) -> list[Owned]:
     if not isinstance(t.body, dict):
         return []
     meta, pod = _map(t.body.get("metadata")), _map(t.body.get("spec"))  # a Pod is its own template
     labels, annotations = _map(meta.get("labels")), _map(meta.get("annotations"))
     selector, tolerations = _map(pod.get("nodeSelector")), _items(pod.get("tolerations"))
     out: list[Owned] = []
+    version = platform.kueue_version
     if version >= (0, 9, 0) and PODSET_LABEL not in labels:
         out.append(Owned(t.meta + ("labels",), key=PODSET_LABEL, why=f"pod set {t.pod_set}"))
-    if version >= QUEUE_LABELS_DEFAULT_ON:
+    if platform.gate("AssignQueueLabelsForPods", QUEUE_LABELS_DEFAULT_ON):
         out += [Owned(t.meta + ("labels",), key=k, why="AssignQueueLabelsForPods") for k in QUEUE_LABELS
                 if k not in labels]
     keys = sorted({k for f in flavors for k in (f.get("nodeLabels") or {})} |
@@ -186,7 +210,7 @@ def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[
                 appended.append(tol)
     out += [Owned(t.spec + ("tolerations",), element=tol, index=len(tolerations) + i, why="flavor tolerations")
             for i, tol in enumerate(appended)]
-    tas = version >= TAS_DEFAULT_ON
+    tas = platform.gate("TopologyAwareScheduling", TAS_DEFAULT_ON)
     if tas and WORKLOAD_ANNOTATION not in annotations:
         out.append(Owned(t.meta + ("annotations",), key=WORKLOAD_ANNOTATION, why="TopologyAwareScheduling gate"))
     if tas and any(f.get("topologyName") for f in flavors):
@@ -230,7 +254,7 @@ def owned_fields(obj: Mapping[str, Any], platform: Platform) -> list[Owned]:
         if t.pod_set == "submitter" and t.body is None:
             out.append(Owned(("spec", "submitterPodTemplate"), why="Kueue writes the default submitter template"))
             continue
-        out += _template_fields(t, flavors, prov, platform.kueue_version)
+        out += _template_fields(t, flavors, prov, platform)
     ray = _map(spec.get("rayClusterSpec")) if kind == "RayJob" else spec if kind == "RayCluster" else {}
     if ray.get("enableInTreeAutoscaling") is True:
         base = ("spec", "rayClusterSpec") if kind == "RayJob" else ("spec",)
