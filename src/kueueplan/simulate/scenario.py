@@ -244,12 +244,12 @@ class _Reader:
             except KueueplanError as e:
                 e.file = e.file or self.file
                 raise
-            scenario.configuration_source = f"spec.configuration of {self.file} (Kueue {version}, omitted fields " \
-                                            "from its default install)"
+            scenario.configuration_source = f"spec.configuration (Kueue {version}, omitted fields from its default " \
+                                            "install)"
         elif found:
             data, file, line = found[0]
             scenario.configuration = parse_configuration(data, release, file, line)
-            where = f"{file}:{line}" if line else file
+            where = f"{Path(file).name}:{line}" if line else Path(file).name  # no absolute paths in reports
             scenario.configuration_source = f"ConfigMap kueue-manager-config at {where} (Kueue {version}, omitted " \
                                             "fields from its default install)"
         else:
