@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kueueplan.kube.configuration import NAMESPACE_SELECTOR_FOR_LABELLED, Configuration
+from kueueplan.kube.configuration import NAMESPACE_SELECTOR_FOR_LABELLED, Configuration, shipped_manager_config
 from kueueplan.kube.objects import LabelSelector, Source, read_label_selector, selector_matches
 from kueueplan.kube.podsets import PodSet, WorkloadSpec
 from kueueplan.kube.quantity import is_cpu, parse_quantity, resource_value
@@ -173,7 +173,13 @@ def sim_configuration(cfg: Configuration, release: tuple[int, int], source: str,
 
 
 def _describe(c: SimConfiguration) -> str:
-    parts = [f"frameworks {', '.join(sorted(c.frameworks))}"]
+    shipped = frozenset(shipped_manager_config(c.release)["integrations"]["frameworks"])
+    if c.frameworks == shipped:
+        parts = ["frameworks as shipped"]
+    else:
+        added, removed = sorted(c.frameworks - shipped), sorted(shipped - c.frameworks)
+        parts = ["frameworks " + ", ".join([f"+{f}" for f in added] + [f"-{f}" for f in removed])
+                 + " (vs shipped)"]
     if c.pods_ready is not None:
         p = c.pods_ready
         limit = "unlimited" if p.backoff_limit is None else str(p.backoff_limit)
