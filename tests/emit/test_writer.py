@@ -38,7 +38,8 @@ def test_kustomization_lists_the_files_in_apply_order(tmp_path: Path) -> None:
     prod = tmp_path / "gen" / "prod"
     kustomization = yaml.safe_load((prod / "kustomization.yaml").read_text())
     resources = kustomization["resources"]
-    assert resources[:2] == ["namespaces.yaml", "resourceflavors.yaml"]
+    # prod declares Kueue's Configuration: its ConfigMap comes first, with the cluster-scoped building blocks
+    assert resources[:3] == ["kueue-manager-config.yaml", "namespaces.yaml", "resourceflavors.yaml"]
     assert resources.index("clusterqueues.yaml") < resources.index("localqueues.yaml") < resources.index("rayjobs.yaml")
     listed = set(resources) | {"kustomization.yaml", "argocd-application.yaml", "argocd-cm-health.yaml"}
     assert {p.name for p in prod.iterdir()} == listed
@@ -166,8 +167,9 @@ def test_swap_replaces_a_folder_whole(tmp_path: Path) -> None:
     out = tmp_path / "gen"
     write_tree(out, _files(prod__a_yaml="1", prod__b_yaml="1"))
     changed = write_tree(out, _files(prod__a_yaml="2"), prune_dirs=["prod"])
-    assert changed == ["prod/a.yaml"]
-    assert sorted(p.name for p in (out / "prod").iterdir()) == ["a.yaml"]
+    assert changed == ["prod/a.yaml", "prod/b.yaml"]  # a.yaml rewritten, b.yaml removed
+    assert write_tree(out, _files(prod__a_yaml="2", prod__c_yaml="3")) == ["prod/c.yaml"]  # a.yaml is the same
+    assert sorted(p.name for p in (out / "prod").iterdir()) == ["a.yaml", "c.yaml"]
     assert not [p for p in out.iterdir() if p.name.startswith(".kueueplan")]
 
 

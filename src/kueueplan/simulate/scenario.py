@@ -109,9 +109,18 @@ class Expectation:
     selector: dict[str, str]  # workload / namespace / localQueue / clusterQueue / kind
     admitted_within: int | None = None
     never_preempted: bool = False
+    preempted: bool = False  # preempted at least once (what a tutorial shows)
+    evicted: str | None = None  # evicted at least once with this reason (PodsReadyTimeout, ...; "Any": any)
     finished_by: int | None = None
     state: str | None = None
     line: int | None = None
+    file: str | None = None  # where the expectation was written (a spec file for a spec's declared load)
+
+    def where(self) -> str:
+        """` (file:line)` for messages, or ''."""
+        if self.line is None:
+            return ""
+        return f" ({self.file}:{self.line})" if self.file else f" (line {self.line})"
 
     def describe(self) -> str:
         if not self.selector:
@@ -152,10 +161,19 @@ def scenario_from_document(doc: yamlio.Document, path: Path | None) -> Scenario:
 
 
 @without_cycle_collector
-def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: Path | None = None) -> Scenario:
-    """Build a Scenario from an in-memory dict (e.g. `compile.scenario_for`); base resolves manifestFiles."""
+def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: Path | None = None,
+                       origins: list[tuple[str, int | None]] | None = None) -> Scenario:
+    """Build a Scenario from an in-memory dict (e.g. `compile.scenario_for`); base resolves manifestFiles;
+    `origins` are the file:line each expectation was written at (the dict itself has no lines)."""
     doc = yamlio.Document(data=data, file=file, index=0, line=1)
-    return _Reader(doc, base / "scenario.yaml" if base else None).read()
+    scenario = _Reader(doc, base / "scenario.yaml" if base else None).read()
+    if origins is not None and len(origins) == len(scenario.expectations):
+        for exp, (where, line) in zip(scenario.expectations, origins):
+            exp.file, exp.line = where, line
+    else:
+        for exp in scenario.expectations:  # an in-memory dict has no lines: "line 1" would be wrong
+            exp.line = None
+    return scenario
 
 
 class _Reader:
@@ -190,6 +208,9 @@ class _Reader:
             raise self.err(f"apiVersion must be kueueplan.io/v1alpha1, got {av!r}", ("apiVersion",))
         meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
         spec = data.get("spec")
+        if spec is None:
+            raise self.err("spec is missing", hint="a Scenario has spec.workloads, spec.manifests or "
+                                                   "spec.manifestFiles, and optionally spec.expectations")
         if not isinstance(spec, Mapping):
             raise self.err("spec must be a mapping", ("spec",))
         known = {"manifests", "manifestFiles", "workloads", "events", "admissionChecks", "until", "kueueVersion",
@@ -467,19 +488,25 @@ class _Reader:
                         if e.get(k) is not None}
             if "team" in selector:
                 selector["namespace"] = selector.pop("team")
-            exp = Expectation(selector, line=self.line(where))
+            exp = Expectation(selector, line=self.line(where), file=self.file)
             if e.get("admittedWithin") is not None:
                 exp.admitted_within = self._duration(e["admittedWithin"], where + ("admittedWithin",))
             if e.get("finishedBy") is not None:
                 exp.finished_by = self._duration(e["finishedBy"], where + ("finishedBy",))
             exp.never_preempted = bool(e.get("neverPreempted", False))
+            exp.preempted = bool(e.get("preempted", False))
+            if e.get("evicted") is not None:
+                if not isinstance(e["evicted"], str):
+                    raise self.err("evicted names an eviction reason (e.g. PodsReadyTimeout) or Any",
+                                   where + ("evicted",))
+                exp.evicted = e["evicted"]
             if e.get("state") is not None:
                 states = ("Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished", "Deactivated")
                 if e["state"] not in states:
                     raise self.err(f"state must be one of {', '.join(states)}", where + ("state",))
                 exp.state = str(e["state"])
             unknown = set(e) - {"workload", "namespace", "team", "localQueue", "clusterQueue", "kind",
-                                "admittedWithin", "finishedBy", "neverPreempted", "state"}
+                                "admittedWithin", "finishedBy", "neverPreempted", "preempted", "evicted", "state"}
             if unknown:
                 raise self.err(f"unknown expectation field(s): {', '.join(sorted(unknown))}", where)
             out.append(exp)
