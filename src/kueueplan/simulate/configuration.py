@@ -177,9 +177,7 @@ def _describe(c: SimConfiguration) -> str:
     if c.frameworks == shipped:
         parts = ["frameworks as shipped"]
     else:
-        added, removed = sorted(c.frameworks - shipped), sorted(shipped - c.frameworks)
-        parts = ["frameworks " + ", ".join([f"+{f}" for f in added] + [f"-{f}" for f in removed])
-                 + " (vs shipped)"]
+        parts = [f"frameworks {', '.join(sorted(c.frameworks))}"]
     if c.pods_ready is not None:
         p = c.pods_ready
         limit = "unlimited" if p.backoff_limit is None else str(p.backoff_limit)
