@@ -261,16 +261,17 @@ class _Reader:
             if not isinstance(data, Mapping):
                 raise self.err("spec.configuration must be a Kueue Configuration mapping", ("spec", "configuration"))
             try:
-                scenario.configuration = parse_configuration(data, release, self.file, self.line(("spec", "configuration")))
+                scenario.configuration = parse_configuration(data, release, self.file,
+                                                             self.line(("spec", "configuration")))
             except KueueplanError as e:
                 e.file = e.file or self.file
                 raise
-            scenario.configuration_source = f"spec.configuration of {self.file} (Kueue {version}, omitted fields " \
-                                            "from its default install)"
+            scenario.configuration_source = f"spec.configuration (Kueue {version}, omitted fields from its default " \
+                                            "install)"
         elif found:
             data, file, line = found[0]
             scenario.configuration = parse_configuration(data, release, file, line)
-            where = f"{file}:{line}" if line else file
+            where = f"{Path(file).name}:{line}" if line else Path(file).name  # no absolute paths in reports
             scenario.configuration_source = f"ConfigMap kueue-manager-config at {where} (Kueue {version}, omitted " \
                                             "fields from its default install)"
         else:
@@ -381,7 +382,8 @@ class _Reader:
             if w.get("resubmitAfterPreemption") is not None:
                 if kind != "Pod":
                     raise self.err("resubmitAfterPreemption applies to plain Pods only (Kueue deletes a preempted Pod; "
-                                   "other kinds go back to their queue by themselves)", where + ("resubmitAfterPreemption",))
+                                   "other kinds go back to their queue by themselves)",
+                                   where + ("resubmitAfterPreemption",))
                 resubmit = self._duration(w["resubmitAfterPreemption"], where + ("resubmitAfterPreemption",))
             meta = manifest.get("metadata")
             if not isinstance(meta, Mapping):
