@@ -22,6 +22,15 @@ def _finding_line(f: Any) -> str:
     return f"{where}: {f.severity} {f.rule} {f.object}: {f.message}"
 
 
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]()|#@!~"})
+
+
+def _md(text: str) -> str:
+    """Finding text (it may carry a PR author's words, e.g. a policy's messageExpression) as inert Markdown."""
+    flat = " ".join(str(text).split())
+    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_MD_SPECIAL)
+
+
 def text(report: CheckReport) -> str:
     out = [f"kueueplan check {report.spec_dir}"]
     if not report.gen_checked:
@@ -67,7 +76,7 @@ def markdown(report: CheckReport) -> str:
             f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
         out.append(f"| simulate `{sim.env}` | {status} |")
     details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
-    details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
+    details += [f"- {_md(_finding_line(f))}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
     details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
     if details:
         out += ["", *details]
