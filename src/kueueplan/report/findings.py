@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 import json
+from pathlib import Path
 from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
@@ -47,6 +48,7 @@ def summary(result: Result, fail_on: str) -> dict[str, Any]:
                  "loaded": [f"{c['kind']}.{c['group']} ({', '.join(c['versions'])})" for c in result.crds]},
         "kubernetesSchemas": result.k8s_schema_version,
         "policies": result.policy_files,
+        "kustomizations": [{"file": k, "objects": "raw"} for k in result.kustomizations],
     }
 
 
@@ -85,6 +87,11 @@ def to_text(result: Result, fail_on: str = "error") -> str:
     else:
         used = sorted({f"{c['kind']}/{v}" for c in result.crds for v in c["used"]})
         lines.append(f"CRDs: {', '.join(result.crd_sources)}" + (f" (used: {', '.join(used)})" if used else ""))
+    for k in result.kustomizations:
+        folder = str(Path(k).parent)
+        lines.append(f"note: {folder} is a kustomize folder: its findings are on the raw files, before kustomize "
+                     f"renders them (patches, namePrefix, generators); check the rendered objects with "
+                     f"`kustomize build {folder} | kueueplan validate -`")
     if result.without_crd:
         lines.append(f"no CRD for: {', '.join(result.without_crd)} (schema and CEL rules not checked)")
     return "\n".join(lines) + "\n"

@@ -75,7 +75,7 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
     return Result(findings=findings, objects=len(inputs.objects), files=inputs.files, without_crd=without,
                   crds=crd_set.describe() if crd_set else [], crd_sources=crd_set.sources if crd_set else [],
                   k8s_schema_version=coreschema.k8s_version(),
-                  policy_files=policy.files if policy else [])
+                  policy_files=policy.files if policy else [], kustomizations=inputs.kustomizations)
 
 
 def webhook_rejections(manifests: list[tuple[dict, str, int | None]]) -> list[Finding]:

@@ -20,6 +20,7 @@ class Result:
     k8s_schema_version: str | None = None
     policy_files: list[str] = field(default_factory=list)
     without_crd: list[str] = field(default_factory=list)  # custom kinds among the inputs with no CRD loaded
+    kustomizations: list[str] = field(default_factory=list)  # kustomization files: findings are on raw objects
 
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}
