@@ -31,8 +31,14 @@ def _inherit_kueue_versions(objects: list) -> None:
 def _apply_switches(findings: list[Finding], policy: object) -> list[Finding]:
     """The policy's `rules:` section: drop disabled rules, override severities."""
     switches = getattr(getattr(policy, "spec", None), "rules", None) or {}
+    knobs = policy.severity_overrides() if policy is not None else {}  # e.g. queues.unmanagedNamespace
     out = []
     for f in findings:
+        level = knobs.get(f.rule)
+        if level == "off":
+            continue
+        if level and level != f.severity:
+            f = Finding(f.rule, level, f.file, f.line, f.object, f.message)
         switch = switches.get(f.rule)
         if switch is not None and not switch.enabled:
             continue
