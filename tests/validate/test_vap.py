@@ -622,3 +622,26 @@ def test_celk8s_library(tmp_path: Path) -> None:
         ev("quantity('not a quantity')")
     assert celk8s.macro_depth("a.all(x, x.b.exists(y, y == ')'))") == 2
     assert not celk8s.within_budget("a.all(x, a.all(y, a.all(z, true)))", 1000)
+
+
+def test_namespace_object_of_an_undeclared_namespace_is_not_guessed(tmp_path: Path) -> None:
+    policy = KUEUE_SAMPLE.replace(
+        "- expression: \"'kueue.x-k8s.io/queue-name' in",
+        "- expression: \"!('kueue-managed' in namespaceObject.metadata.labels) || 'kueue.x-k8s.io/queue-name' in"
+    ).replace("""  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kueue-managed: "true"
+""", "")
+    result = run(tmp_path, policy, NAMESPACES, job("loose", namespace="team-q", labels={"a": "b"}),
+                 job("declared", labels={"a": "b"}))
+    [note] = hits(result, "KP612")
+    assert "namespaceObject" in note.message and "team-q" in note.message
+    assert [f.object for f in hits(result)] == ["Job/team-a/declared"]
+
+
+def test_long_messages_are_bounded(tmp_path: Path) -> None:
+    long = KUEUE_SAMPLE.replace("message: \"The label 'kueue.x-k8s.io/queue-name' is either missing or does not "
+                                "have a value set.\"", "message: \"" + "x" * 5000 + "\"")
+    [f] = hits(run(tmp_path, long, NAMESPACES, job("no-queue", labels={"a": "b"})))
+    assert len(f.message) < 1000 and f.message.endswith("...")

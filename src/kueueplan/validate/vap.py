@@ -44,7 +44,10 @@ POLICY_KIND = "ValidatingAdmissionPolicy"
 BINDING_KIND = "ValidatingAdmissionPolicyBinding"
 SEVERITY_OF_ACTION = {"Deny": "error", "Warn": "warning", "Audit": "info"}
 MAX_EVALUATIONS = 200_000  # per run: a hostile input cannot make validate spin
+MEMO_SIZE = 100_000  # results of (expression, pruned inputs): identical pod templates are evaluated once
 _UNKNOWABLE = re.compile(r"\bauthorizer\b|\brequest\s*\.\s*userInfo\b")
+_NAMESPACE_OBJECT = re.compile(r"\bnamespaceObject\b")
+MAX_MESSAGE = 500  # a messageExpression's text is the PR author's: bounded before it reaches any report
 _VARIABLE_USE = re.compile(r"\bvariables\s*\.\s*([A-Za-z_]\w*)")
 _UNDEFINED = ("Undefined variable or function", "Unsupported", "unsupported", "No such overload",
               "no such overload")
@@ -108,6 +111,7 @@ class _Run:
     exhausted: bool = False
     namespaces: dict[str, Obj] = field(default_factory=dict)
     plurals: dict[str, str] = field(default_factory=dict)
+    memo: dict[tuple[str, str], Any] = field(default_factory=dict)
 
 
 def evaluate(ctx: Context) -> list[Outcome]:
@@ -416,6 +420,9 @@ def _run_expression(run: _Run, expression: Any, env: dict[str, Any], largest: in
     if _UNKNOWABLE.search(expression):
         return _Eval(skipped="it needs `authorizer` or `request.userInfo` (RBAC and the requesting user are "
                              "never known offline)")
+    if env["namespaceObject"] is None and env["request"]["namespace"] and _NAMESPACE_OBJECT.search(expression):
+        return _Eval(skipped=f"it reads namespaceObject and namespace {env['request']['namespace']} is not among "
+                             "the inputs")
     for name in _VARIABLE_USE.findall(expression):
         if name in failed_vars:
             bad = failed_vars[name]
@@ -432,7 +439,19 @@ def _run_expression(run: _Run, expression: Any, env: dict[str, Any], largest: in
     if run.evaluations >= MAX_EVALUATIONS:
         run.exhausted = True
         return _Eval(skipped="the run's evaluation budget is spent")
+    pruned = _pruned(env, expression)
+    key = (expression, repr(pruned))
+    memo = run.memo.get(key)
+    if memo is not None:
+        return memo
     run.evaluations += 1
+    got = _execute(program, expression, pruned)
+    if len(run.memo) < MEMO_SIZE:
+        run.memo[key] = got
+    return got
+
+
+def _execute(program: Any, expression: str, env: dict[str, Any]) -> _Eval:
     try:
         return _Eval(value=program.execute(celk8s.context(env, expression)))
     except Exception as err:  # noqa: BLE001 - an evaluation error is a result, as on the server
@@ -443,6 +462,24 @@ def _run_expression(run: _Run, expression: Any, env: dict[str, Any], largest: in
         if any(marker in text for marker in _UNDEFINED):
             return _Eval(skipped=f"kueueplan's CEL engine lacks something it uses ({text})")
         return _Eval(error=text)
+
+
+_NAME = re.compile(r"\.\s*([A-Za-z_]\w*)|\[\s*['\"]([^'\"]+)['\"]\s*\]")
+_WHOLE = r"\b{root}\b\s*(?:\.\s*(?:all|exists|exists_one|map|filter)\s*\(|\[\s*[^'\"\s]|[=!]=|\)|,|$)|[=!]=\s*{root}\b"
+
+
+def _pruned(env: dict[str, Any], expression: str) -> dict[str, Any]:
+    """`env` with `object`, `namespaceObject` and `params` cut to the top-level fields the expression names:
+    converting a whole pod template into CEL values is most of an evaluation's cost. A root that is iterated,
+    compared, indexed by a computed key or passed on whole is kept whole."""
+    names = {a or b for a, b in _NAME.findall(expression)}
+    out = dict(env)
+    for root in ("object", "namespaceObject", "params"):
+        value = env.get(root)
+        if not isinstance(value, dict) or re.search(_WHOLE.format(root=root), expression):
+            continue
+        out[root] = {k: v for k, v in value.items() if k in names}
+    return out
 
 
 def _request_env(req: Request) -> dict[str, Any]:
@@ -555,10 +592,15 @@ def _message(run: _Run, validation: dict[str, Any], env: dict[str, Any], largest
     if isinstance(text, str) and text.strip():
         got = _run_expression(run, text, env, largest, failed_vars)
         if isinstance(got.value, str) and got.value.strip() and "\n" not in got.value:
-            return got.value
+            return _bounded(got.value)
     if validation.get("message"):
-        return str(validation["message"])
+        return _bounded(str(validation["message"]))
     return f"failed expression: {_short(validation.get('expression'))}"
+
+
+def _bounded(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 3] + "..."
 
 
 def _failure_policy(policy: Obj) -> str:
