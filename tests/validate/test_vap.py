@@ -645,3 +645,41 @@ def test_long_messages_are_bounded(tmp_path: Path) -> None:
                                 "have a value set.\"", "message: \"" + "x" * 5000 + "\"")
     [f] = hits(run(tmp_path, long, NAMESPACES, job("no-queue", labels={"a": "b"})))
     assert len(f.message) < 1000 and f.message.endswith("...")
+
+
+@pytest.mark.parametrize(("expression", "why"), [
+    ("'a'.find('(a+)+$') == ''", "could backtrack"),  # Python's re would backtrack: not run
+    ("variables.v9.size() > 0", "too large"),  # doubling variables: stopped by the size bound
+    ("object.metadata.name.replace('', object.metadata.name).replace('', object.metadata.name)"
+     ".replace('', object.metadata.name).size() > 0", "cost budget"),
+])
+def test_hostile_expressions_are_bounded_not_guessed(tmp_path: Path, expression: str, why: str) -> None:
+    doubling = "".join(f"  - name: v{i}\n    expression: \"variables.v{i - 1} + variables.v{i - 1}\"\n"
+                       for i in range(1, 40))
+    policy = f"""
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: hostile
+spec:
+  matchConstraints:
+    resourceRules:
+    - {{apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}}
+  variables:
+  - name: v0
+    expression: "'{'x' * 2000}'"
+{doubling}  validations:
+  - expression: "{expression}"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: hostile
+spec:
+  policyName: hostile
+  validationActions: [Deny]
+"""
+    result = run(tmp_path, policy, job("x" * 60, labels={"a": "b"}))
+    assert hits(result) == []
+    [note] = hits(result, "KP612")
+    assert "not evaluated" in note.message and why in note.message

@@ -74,6 +74,8 @@ def _upper_ascii(s: str) -> str:
 
 
 def _replace(s: str, old: str, new: str, n: int = -1) -> str:
+    if len(new) > len(old) and (len(s) + 1) * (len(new) + 1) > MAX_STRING:
+        raise ValueError("Unsupported: replace could exceed the cost budget")
     return s.replace(old, new, n if n >= 0 else -1)
 
 
@@ -100,7 +102,7 @@ def _trim(s: str) -> str:
 def _join(items: list[Any], sep: str = "") -> str:
     if not all(isinstance(i, str) for i in items):
         raise TypeError("join: the list must hold strings")
-    return sep.join(items)
+    return _bounded(sep.join(items))
 
 
 def _reverse(s: str) -> str:
@@ -131,10 +133,10 @@ def _format(fmt: str, args: list[Any]) -> str:
         if verb == "d":
             return str(int(v))
         if verb in "fe":
-            return f"{float(v):.{int(prec) if prec else 6}{verb}}"
+            return f"{float(v):.{min(int(prec), 100) if prec else 6}{verb}}"
         return format(int(v), {"x": "x", "X": "X", "o": "o", "b": "b"}[verb])
 
-    return _FORMAT.sub(one, fmt)
+    return _bounded(_FORMAT.sub(one, fmt))
 
 
 def _to_string(v: Any) -> str:
@@ -203,14 +205,33 @@ def _range(n: int) -> list[int]:
 
 # ---------------------------------------------------------------------------------------------- regex
 
+# Python's `re` backtracks; the API server's RE2 does not. A pattern that could backtrack exponentially (a
+# quantified group holding a quantifier or an alternation, or a backreference) is not run here: the expression
+# is reported as not evaluated ("Unsupported"), never guessed. (`matches` is the engine's own, linear, regex.)
+_RISKY = re.compile(r"\\\d|\((?:[^()\\]|\\.)*(?:[*+?}|])(?:[^()\\]|\\.)*\)\s*(?:[*+?]|\{\d)")
+MAX_STRING = 1_000_000  # a string a library function may build (the server's cost model bounds the same)
+
+
+def _safe_pattern(pattern: str) -> re.Pattern[str]:
+    if not isinstance(pattern, str) or _RISKY.search(pattern) or len(pattern) > 1000:
+        raise ValueError(f"Unsupported regex for offline evaluation (it could backtrack): {pattern[:80]!r}")
+    return re.compile(pattern)
+
+
 def _find(s: str, pattern: str) -> str:
-    m = re.search(pattern, s)
+    m = _safe_pattern(pattern).search(s)
     return m.group(0) if m else ""
 
 
 def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
-    found = [m.group(0) for m in re.finditer(pattern, s)]
+    found = [m.group(0) for m in _safe_pattern(pattern).finditer(s)]
     return found if n < 0 else found[:n]
+
+
+def _bounded(text: str) -> str:
+    if len(text) > MAX_STRING:
+        raise ValueError(f"Unsupported: a string of more than {MAX_STRING} characters exceeds the cost budget")
+    return text
 
 
 # ---------------------------------------------------------------------------------------------- quantity
@@ -413,12 +434,32 @@ def largest_collection(value: Any, limit: int = 200_000) -> int:
     return best if seen < limit else max(best, limit)
 
 
-def estimated_cost(expression: str, largest: int) -> float:
+def estimated_cost(expression: str, largest: int, longest_string: int = 0) -> float:
     """An upper bound in the spirit of the API server's cost model: each nested comprehension multiplies the
-    expression's size by the longest collection it could range over."""
+    expression's size by the longest collection it could range over; each concatenation may copy the longest
+    string."""
     depth = macro_depth(expression)
-    return float(len(expression)) * float(largest + 1) ** depth if depth else float(len(expression))
+    base = float(len(expression)) * float(largest + 1) ** depth if depth else float(len(expression))
+    return base + expression.count("+") * float(longest_string) / 16
 
 
-def within_budget(expression: str, largest: int) -> bool:
-    return estimated_cost(expression, largest) <= PER_CALL_LIMIT and not math.isinf(largest)
+def within_budget(expression: str, largest: int, longest_string: int = 0) -> bool:
+    return estimated_cost(expression, largest, longest_string) <= PER_CALL_LIMIT and not math.isinf(largest)
+
+
+def value_size(value: Any, limit: int = 200_000) -> tuple[int, int]:
+    """(longest collection, longest string) inside `value`, walking at most `limit` nodes."""
+    best, text, todo, seen = 0, 0, [value], 0
+    while todo and seen < limit:
+        v = todo.pop()
+        seen += 1
+        if isinstance(v, dict):
+            best = max(best, len(v))
+            todo.extend(v.values())
+            todo.extend(k for k in v if isinstance(k, str))
+        elif isinstance(v, list | tuple):
+            best = max(best, len(v))
+            todo.extend(v)
+        elif isinstance(v, str | bytes):
+            text = max(text, len(v))
+    return (best if seen < limit else max(best, limit)), text

@@ -413,7 +413,7 @@ def _compile(expression: str) -> tuple[Any, str | None]:
         return None, _error_text(err)
 
 
-def _run_expression(run: _Run, expression: Any, env: dict[str, Any], largest: int,
+def _run_expression(run: _Run, expression: Any, env: dict[str, Any], largest: tuple[int, int],
                     failed_vars: dict[str, _Eval]) -> _Eval:
     if not isinstance(expression, str) or not expression.strip():
         return _Eval(error="the expression is empty")
@@ -433,7 +433,7 @@ def _run_expression(run: _Run, expression: Any, env: dict[str, Any], largest: in
     if program is None:
         return _Eval(skipped=f"kueueplan's CEL engine cannot compile it ({problem}); the optional syntax `.?` "
                              "and cel.bind are not supported")
-    if not celk8s.within_budget(expression, largest):
+    if not celk8s.within_budget(expression, *largest):
         return _Eval(skipped=f"its estimated cost exceeds the per-expression budget ({celk8s.PER_CALL_LIMIT}) "
                              "on this object")
     if run.evaluations >= MAX_EVALUATIONS:
@@ -522,7 +522,8 @@ def _evaluate_one(run: _Run, policy: Obj, binding: Obj, req: Request, param: Any
     env: dict[str, Any] = {"object": req.data, "oldObject": None, "request": _request_env(req),
                            "params": param, "namespaceObject": ns.data if ns is not None else None,
                            "variables": {}}
-    largest = max(celk8s.largest_collection(req.data), celk8s.largest_collection(param))
+    sizes = [celk8s.value_size(req.data), celk8s.value_size(param)]
+    largest = (max(a for a, _ in sizes), max(b for _, b in sizes))
     spec = policy.spec
     # matchConditions: any false skips; else an error takes failurePolicy; a condition that cannot be known
     # leaves the policy's applicability unknown.
@@ -542,7 +543,7 @@ def _evaluate_one(run: _Run, policy: Obj, binding: Obj, req: Request, param: Any
     if errors:
         _fail(run, policy, binding, req, "; ".join(errors))
         return
-    failed_vars = _variables(run, spec, env, largest)
+    failed_vars, largest = _variables(run, spec, env, largest)
     denials: list[str] = []
     for i, validation in enumerate(spec.get("validations") or []):
         if not isinstance(validation, dict):
@@ -572,21 +573,29 @@ def _evaluate_one(run: _Run, policy: Obj, binding: Obj, req: Request, param: Any
     _deny(run, policy, binding, req, "; ".join(denials), reason)
 
 
-def _variables(run: _Run, spec: dict[str, Any], env: dict[str, Any], largest: int) -> dict[str, _Eval]:
-    """Evaluates `variables` in order into env['variables']; returns the ones that failed or were skipped."""
+def _variables(run: _Run, spec: dict[str, Any], env: dict[str, Any],
+               largest: tuple[int, int]) -> tuple[dict[str, _Eval], tuple[int, int]]:
+    """Evaluates `variables` in order into env['variables']; returns the ones that failed or were skipped, and
+    the sizes the cost bound must now assume."""
     failed: dict[str, _Eval] = {}
     for var in spec.get("variables") or []:
         if not isinstance(var, dict) or not var.get("name"):
             continue
         got = _run_expression(run, var.get("expression"), env, largest, failed)
+        if not got.skipped and not got.error:
+            size = celk8s.value_size(got.value)
+            if max(size) > celk8s.MAX_STRING // 10:
+                got = _Eval(skipped="its value is too large to evaluate within the cost budget")
+            else:
+                largest = (max(largest[0], size[0]), max(largest[1], size[1]))
         if got.skipped or got.error:
             failed[str(var["name"])] = got
         else:
             env["variables"] = {**env["variables"], str(var["name"]): got.value}
-    return failed
+    return failed, largest
 
 
-def _message(run: _Run, validation: dict[str, Any], env: dict[str, Any], largest: int,
+def _message(run: _Run, validation: dict[str, Any], env: dict[str, Any], largest: tuple[int, int],
              failed_vars: dict[str, _Eval]) -> str:
     text = validation.get("messageExpression")
     if isinstance(text, str) and text.strip():
