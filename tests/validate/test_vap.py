@@ -683,3 +683,54 @@ spec:
     assert hits(result) == []
     [note] = hits(result, "KP612")
     assert "not evaluated" in note.message and why in note.message
+
+
+LQ_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: lq-owner
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [kueue.x-k8s.io], apiVersions: ["*"], operations: [CREATE], resources: [localqueues]}
+  validations:
+  - expression: "has(object.metadata.labels) && 'owner' in object.metadata.labels"
+    message: LocalQueues carry an owner label
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: lq-owner
+spec:
+  policyName: lq-owner
+  validationActions: [Warn]
+"""
+
+
+def test_a_loose_policy_folder_guards_kustomize_overlays(tmp_path: Path) -> None:
+    overlay = tmp_path / "repo" / "overlays" / "dev"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text("resources: [lq.yaml]\n")
+    (overlay / "lq.yaml").write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: q\n"
+                                     "  namespace: team-a\nspec:\n  clusterQueue: cq\n")
+    (tmp_path / "repo" / "cluster-policies").mkdir()
+    (tmp_path / "repo" / "cluster-policies" / "vap.yaml").write_text(LQ_POLICY)
+    result = validate([str(tmp_path / "repo")], crds=None, policies=[])
+    [f] = hits(result)
+    assert f.object == "LocalQueue/team-a/q" and f.severity == "warning" and f.file.endswith("lq.yaml")
+
+
+def test_a_loose_policy_folder_guards_a_spec(tmp_path: Path) -> None:
+    import shutil
+
+    spec = Path(__file__).resolve().parents[2] / "examples" / "cohort-borrow" / "environments"
+    if not spec.is_dir():
+        pytest.skip("examples/cohort-borrow is not in this checkout")
+    shutil.copytree(spec, tmp_path / "repo" / "environments")
+    (tmp_path / "repo" / "cluster").mkdir()
+    (tmp_path / "repo" / "cluster" / "vap.yaml").write_text(LQ_POLICY)
+    result = validate([str(tmp_path / "repo")], crds=None, policies=[])
+    found = hits(result)
+    assert found and all(f.object.startswith("LocalQueue/") and "@" in f.object for f in found)
+    assert all("environments" in f.file and f.line for f in found)

@@ -16,6 +16,9 @@ from kueueplan.validate.model import Context
 __all__ = ["Finding", "Result", "validate", "webhook_rejections"]
 
 
+_ADMISSION_POLICY_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+
+
 def _inherit_kueue_versions(objects: list) -> None:
     """gen/<env>/ manifests target the Kueue release of the spec environment they were built from."""
     versions: dict[str, set[str]] = {}
@@ -68,9 +71,13 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
         policy = load_policies(list(policies or []), inputs.policies)
     _inherit_kueue_versions(inputs.objects)
     findings = list(inputs.findings)
+    # Admission policies outside any kustomization or spec guard every apply unit (a cluster-wide policy folder).
+    loose_policies = [o for o in inputs.objects if o.universe == "" and o.kind in _ADMISSION_POLICY_KINDS]
     for universe in sorted({o.universe for o in inputs.objects}):
         # Cross-object rules look only within one apply unit (an environment), never across them.
         objects = [o for o in inputs.objects if o.universe == universe]
+        if universe:
+            objects += loose_policies
         ctx = Context(objects=objects, crds=crd_set, policy=policy, kueue_version=kueue_version)
         findings += run_rules(ctx, [], select)
     findings = sorted(set(_apply_switches(findings, policy)), key=Finding.sort_key)
