@@ -734,3 +734,26 @@ def test_a_loose_policy_folder_guards_a_spec(tmp_path: Path) -> None:
     found = hits(result)
     assert found and all(f.object.startswith("LocalQueue/") and "@" in f.object for f in found)
     assert all("environments" in f.file and f.line for f in found)
+
+
+def test_binding_match_resources_narrow_and_policy_without_rules_matches_nothing(tmp_path: Path) -> None:
+    narrowed = KUEUE_SAMPLE.replace("""  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kueue-managed: "true"
+""", """  matchResources:
+    resourceRules:
+    - {apiGroups: [jobset.x-k8s.io], apiVersions: ["*"], operations: ["*"], resources: [jobsets]}
+""")
+    assert hits(run(tmp_path, narrowed, NAMESPACES, job("no-queue", labels={"a": "b"}))) == []
+    unbound = KUEUE_SAMPLE.replace("""  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kueue-managed: "true"
+""", "")
+    assert [f.object for f in hits(run(tmp_path, unbound, job("x", namespace="anywhere", labels={"a": "b"})))] == [
+        "Job/anywhere/x"]
+    no_rules = KUEUE_SAMPLE.replace("""  matchConstraints:
+    resourceRules:""", """  matchConstraintz:
+    resourceRules:""")
+    assert hits(run(tmp_path, no_rules, NAMESPACES, job("no-queue", labels={"a": "b"}))) == []

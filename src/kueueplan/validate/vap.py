@@ -326,12 +326,14 @@ def _selector_keys(selector: dict[str, Any]) -> set[str]:
     return keys
 
 
-def _matches(run: _Run, match: Any, req: Request) -> tuple[bool, str | None]:
-    """(matches, why it cannot be known) for a MatchResources."""
+def _matches(run: _Run, match: Any, req: Request, policy: bool) -> tuple[bool, str | None]:
+    """(matches, why it cannot be known) for a MatchResources: a policy's matchConstraints must list
+    resourceRules (the API server requires them); a binding's matchResources may narrow, or be absent."""
     if not isinstance(match, dict):
-        return True, None
+        return not policy, None
     equivalent = _equivalent(match)
-    if "resourceRules" in match and not any(_rule_matches(r, req, equivalent) for r in _rules_of(match)):
+    if (policy or "resourceRules" in match) and not any(_rule_matches(r, req, equivalent)
+                                                        for r in _rules_of(match)):
         return False, None
     if any(_rule_matches(r, req, equivalent) for r in _rules_of(match, "excludeResourceRules")):
         return False, None
@@ -492,9 +494,9 @@ def _request_env(req: Request) -> dict[str, Any]:
 
 def _apply(run: _Run, policy: Obj, binding: Obj, req: Request) -> None:
     """Match, then evaluate `policy` through `binding` on one request."""
-    matched, unknown = _matches(run, policy.spec.get("matchConstraints"), req)
+    matched, unknown = _matches(run, policy.spec.get("matchConstraints"), req, policy=True)
     if matched and not unknown:
-        matched, unknown = _matches(run, binding.spec.get("matchResources"), req)
+        matched, unknown = _matches(run, binding.spec.get("matchResources"), req, policy=False)
     if unknown:
         _note(run, policy, binding, req, f"not evaluated: {unknown}", "info")
         return
