@@ -757,3 +757,39 @@ def test_binding_match_resources_narrow_and_policy_without_rules_matches_nothing
     resourceRules:""", """  matchConstraintz:
     resourceRules:""")
     assert hits(run(tmp_path, no_rules, NAMESPACES, job("no-queue", labels={"a": "b"}))) == []
+
+
+SHAPES = [None, "x", 1, [], {}, [1], ["x"], {"a": 1}, [{}], True]
+
+
+@pytest.mark.parametrize("where", ["policy", "binding"])
+def test_malformed_policies_never_crash_the_evaluation(where: str) -> None:
+    policy_fields = ["spec", "matchConstraints", "validations", "matchConditions", "variables", "paramKind",
+                     "failurePolicy", "auditAnnotations"]
+    binding_fields = ["spec", "policyName", "validationActions", "matchResources", "paramRef"]
+    for field_name in policy_fields if where == "policy" else binding_fields:
+        for shape in SHAPES:
+            pol = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                   "metadata": {"name": "p"},
+                   "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                            "matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"],
+                                                                    "operations": ["*"], "resources": ["*"]}]},
+                            "validations": [{"expression": "object.metadata.name != ''"}]}}
+            binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                       "metadata": {"name": "b"},
+                       "spec": {"policyName": "p", "validationActions": ["Deny"],
+                                "paramRef": {"selector": shape, "namespace": shape,
+                                             "parameterNotFoundAction": shape}}}
+            target = pol if where == "policy" else binding
+            if field_name == "spec":
+                target["spec"] = shape
+            else:
+                target["spec"][field_name] = shape
+            docs = [pol, binding, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "a",
+                                                                                           "labels": shape}},
+                    {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "a",
+                                                                          "labels": shape},
+                     "spec": {"template": shape}}]
+            text = "\n---\n".join(json.dumps(d) for d in docs)
+            result = validate(["-"], stdin_text=text, crds=None, policies=[])
+            assert not [f for f in result.findings if "internal error" in f.message], (field_name, shape)

@@ -273,6 +273,10 @@ def pod_templates(obj: Obj) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], t
 
 # ------------------------------------------------------------------------------------------------ matching
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _rules_of(match: Any, key: str = "resourceRules") -> list[dict[str, Any]]:
     rules = match.get(key) if isinstance(match, dict) else None
     return [r for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
@@ -320,7 +324,7 @@ def _namespace_labels(run: _Run, req: Request) -> tuple[dict[str, str] | None, b
 
 def _selector_keys(selector: dict[str, Any]) -> set[str]:
     keys = set(selector.get("matchLabels") or {}) if isinstance(selector.get("matchLabels"), dict) else set()
-    for expr in selector.get("matchExpressions") or []:
+    for expr in _list(selector.get("matchExpressions")):
         if isinstance(expr, dict):
             keys.add(str(expr.get("key")))
     return keys
@@ -530,7 +534,7 @@ def _evaluate_one(run: _Run, policy: Obj, binding: Obj, req: Request, param: Any
     # matchConditions: any false skips; else an error takes failurePolicy; a condition that cannot be known
     # leaves the policy's applicability unknown.
     errors, unknowable = [], []
-    for cond in spec.get("matchConditions") or []:
+    for cond in _list(spec.get("matchConditions")):
         if not isinstance(cond, dict):
             continue
         got = _run_expression(run, cond.get("expression"), env, largest, {})
@@ -547,7 +551,7 @@ def _evaluate_one(run: _Run, policy: Obj, binding: Obj, req: Request, param: Any
         return
     failed_vars, largest = _variables(run, spec, env, largest)
     denials: list[str] = []
-    for i, validation in enumerate(spec.get("validations") or []):
+    for i, validation in enumerate(_list(spec.get("validations"))):
         if not isinstance(validation, dict):
             continue
         expression = validation.get("expression")
@@ -570,7 +574,7 @@ def _evaluate_one(run: _Run, policy: Obj, binding: Obj, req: Request, param: Any
         _note(run, policy, binding, req, f"would fail ({'; '.join(denials)}) if it applies, but whether it "
               f"applies is unknown: {'; '.join(unknowable)}", "info")
         return
-    reason = next((v.get("reason") for v in spec.get("validations") or []
+    reason = next((v.get("reason") for v in _list(spec.get("validations"))
                    if isinstance(v, dict) and v.get("reason")), None)
     _deny(run, policy, binding, req, "; ".join(denials), reason)
 
@@ -580,7 +584,7 @@ def _variables(run: _Run, spec: dict[str, Any], env: dict[str, Any],
     """Evaluates `variables` in order into env['variables']; returns the ones that failed or were skipped, and
     the sizes the cost bound must now assume."""
     failed: dict[str, _Eval] = {}
-    for var in spec.get("variables") or []:
+    for var in _list(spec.get("variables")):
         if not isinstance(var, dict) or not var.get("name"):
             continue
         got = _run_expression(run, var.get("expression"), env, largest, failed)
@@ -632,7 +636,8 @@ def _target(req: Request) -> str:
 
 
 def _severity(binding: Obj) -> tuple[str, str]:
-    actions = [a for a in binding.spec.get("validationActions") or ["Deny"] if a in SEVERITY_OF_ACTION]
+    actions = [a for a in _list(binding.spec.get("validationActions"))
+               if isinstance(a, str) and a in SEVERITY_OF_ACTION]
     actions = actions or ["Deny"]
     best = min(actions, key=lambda a: ("Deny", "Warn", "Audit").index(a))
     return SEVERITY_OF_ACTION[best], best
