@@ -762,25 +762,25 @@ def test_binding_match_resources_narrow_and_policy_without_rules_matches_nothing
 SHAPES = [None, "x", 1, [], {}, [1], ["x"], {"a": 1}, [{}], True]
 
 
-@pytest.mark.parametrize("where", ["policy", "binding"])
+@pytest.mark.parametrize("where", ["policy", "binding", "params"])
 def test_malformed_policies_never_crash_the_evaluation(where: str) -> None:
-    policy_fields = ["spec", "matchConstraints", "validations", "matchConditions", "variables", "paramKind",
-                     "failurePolicy", "auditAnnotations"]
-    binding_fields = ["spec", "policyName", "validationActions", "matchResources", "paramRef"]
-    for field_name in policy_fields if where == "policy" else binding_fields:
+    fields = {"policy": ["spec", "matchConstraints", "validations", "matchConditions", "variables", "paramKind",
+                         "failurePolicy", "auditAnnotations"],
+              "binding": ["spec", "policyName", "validationActions", "matchResources", "paramRef"],
+              "params": ["paramRef"]}[where]
+    for field_name in fields:
         for shape in SHAPES:
             pol = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
                    "metadata": {"name": "p"},
-                   "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
-                            "matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"],
+                   "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"],
                                                                     "operations": ["*"], "resources": ["*"]}]},
                             "validations": [{"expression": "object.metadata.name != ''"}]}}
             binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-                       "metadata": {"name": "b"},
-                       "spec": {"policyName": "p", "validationActions": ["Deny"],
-                                "paramRef": {"selector": shape, "namespace": shape,
-                                             "parameterNotFoundAction": shape}}}
+                       "metadata": {"name": "b"}, "spec": {"policyName": "p", "validationActions": ["Deny"]}}
             target = pol if where == "policy" else binding
+            if where == "params":
+                pol["spec"]["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
+                shape = {"selector": shape, "namespace": shape, "name": shape, "parameterNotFoundAction": shape}
             if field_name == "spec":
                 target["spec"] = shape
             else:
