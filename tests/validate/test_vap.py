@@ -793,3 +793,12 @@ def test_malformed_policies_never_crash_the_evaluation(where: str) -> None:
             text = "\n---\n".join(json.dumps(d) for d in docs)
             result = validate(["-"], stdin_text=text, crds=None, policies=[])
             assert not [f for f in result.findings if "internal error" in f.message], (field_name, shape)
+
+
+def test_control_characters_in_policy_text_never_reach_the_output(tmp_path: Path) -> None:
+    policy = KUEUE_SAMPLE.replace(
+        "message: \"The label 'kueue.x-k8s.io/queue-name' is either missing or does not have a value set.\"",
+        'message: "bad\\u001b[2J\\u202e\\nline ::error::x"')
+    [f] = hits(run(tmp_path, policy, NAMESPACES, job("no-queue", labels={"a": "b"})))
+    assert "\x1b" not in f.message and "\u202e" not in f.message and "\n" not in f.message
+    assert "bad [2J line ::error::x" in f.message

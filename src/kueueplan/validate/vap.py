@@ -664,6 +664,11 @@ def _note(run: _Run, policy: Obj, binding: Obj, req: Request, text: str, severit
              req.path)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def _outcome(run: _Run, what: str, obj: Obj, req: Request, message: str, severity: str,
              path: tuple[Any, ...]) -> None:
-    run.outcomes.append(Outcome(what, obj, path, message, severity))
+    # Policy text is the PR author's: no control characters (terminal escapes, bidi overrides) reach a log.
+    text = " ".join(_CONTROL.sub(" ", message).split())
+    run.outcomes.append(Outcome(what, obj, path, text, severity))
