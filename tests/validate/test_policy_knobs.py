@@ -81,6 +81,9 @@ def test_unlabelled_namespace_lets_pytorchjobs_bypass_quota(tmp_path: Path) -> N
     [f] = hits(result, "KP620")
     assert f.object == "PyTorchJob/team-a/bypass" and f.severity == "error"
     assert "lacks label kueue-managed=true" in f.message and "without quota" in f.message
+    # a team namespace that is not among the inputs may be labelled on the cluster: a warning
+    [w] = hits(run(tmp_path, REQUIRE_QUEUE, MANAGED, job("elsewhere", ns="team-a-y", kind="PyTorchJob")), "KP620")
+    assert w.severity == "warning" and "not among the inputs" in w.message
 
 
 def test_without_configuration_kueues_defaults_do_not_manage_unlabelled_jobs(tmp_path: Path) -> None:

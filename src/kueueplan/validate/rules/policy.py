@@ -1062,14 +1062,17 @@ def workload_bypasses_quota(obj: Obj, ctx: Context) -> Iterator[Hit]:
         return
     team = policy.team_of_namespace(obj.namespace)
     whose = f"team {team}'s namespace" if team else "namespace"
+    # An undeclared namespace may carry the selector's label on the cluster: a warning, not a verdict.
+    level = "warning" if "is not among the inputs" in why else None
     if queue is None:
         yield Hit(obj, ("metadata", "labels") if obj.labels else ("metadata",),
                   f"{obj.kind} in {whose} {obj.namespace} names no queue (kueue.x-k8s.io/queue-name) and Kueue "
                   f"does not manage it: {why}; it runs without quota. Name a LocalQueue, or label the namespace "
-                  "for managedJobsNamespaceSelector with manageJobsWithoutQueueName on")
+                  "for managedJobsNamespaceSelector with manageJobsWithoutQueueName on", severity=level)
     else:
         yield Hit(obj, ("metadata", "labels", kueue.QUEUE_LABEL),
-                  f"{obj.kind} names queue {queue!r} but Kueue does not manage it: {why}; it runs without quota")
+                  f"{obj.kind} names queue {queue!r} but Kueue does not manage it: {why}; it runs without quota",
+                  severity=level)
 
 
 def _team_namespaces(ctx: Context, policy: "Policy") -> dict[str, Obj]:
