@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kueueplan.report.escape import md_code, md_text
 from kueueplan.workflow.check import CheckReport
 
 MAX_SHOWN = 20  # findings listed in the summary; `kueueplan validate` prints them all
@@ -20,15 +21,6 @@ def _counts(report: CheckReport) -> dict[str, int]:
 def _finding_line(f: Any) -> str:
     where = f"{f.file}:{f.line}" if f.line else f.file
     return f"{where}: {f.severity} {f.rule} {f.object}: {f.message}"
-
-
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]()|#@!~"})
-
-
-def _md(text: str) -> str:
-    """Finding text (it may carry a PR author's words, e.g. a policy's messageExpression) as inert Markdown."""
-    flat = " ".join(str(text).split())
-    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_MD_SPECIAL)
 
 
 def text(report: CheckReport) -> str:
@@ -64,7 +56,8 @@ def text(report: CheckReport) -> str:
 
 def markdown(report: CheckReport) -> str:
     problems = report.problems
-    out = ["## kueueplan check", "", ("❌ " + "; ".join(problems)) if problems else "✅ all checks passed", ""]
+    out = ["## kueueplan check", "", ("❌ " + md_text("; ".join(problems))) if problems else "✅ all checks passed",
+           ""]
     out += ["| Step | Result |", "|---|---|"]
     if report.gen_checked:
         out.append(f"| build | {'❌ ' + str(len(report.drift)) + ' file(s) out of date' if report.drift else '✅ up to date'} |")
@@ -74,10 +67,10 @@ def markdown(report: CheckReport) -> str:
     for sim in report.simulations:
         status = "no declared load" if not sim.workloads else (
             f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
-        out.append(f"| simulate `{sim.env}` | {status} |")
-    details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
-    details += [f"- {_md(_finding_line(f))}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
-    details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
+        out.append(f"| simulate {md_code(sim.env, table=True)} | {md_text(status)} |")
+    details = [f"- {md_code(f'{report.gen_dir}/{d.path}')}: {md_text(d.problem)}" for d in report.drift]
+    details += [f"- {md_text(_finding_line(f))}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
+    details += [f"- {md_code(sim.env)}: {md_text(line)}" for sim in report.simulations for line in sim.failures]
     if details:
         out += ["", *details]
     return "\n".join(out) + "\n"

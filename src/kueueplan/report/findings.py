@@ -14,6 +14,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from kueueplan import __version__
+from kueueplan.report.escape import gh_data, gh_property
 from kueueplan.validate.engine import Result
 from kueueplan.validate.finding import Finding
 
@@ -117,12 +118,7 @@ def to_github(result: Result) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_prop(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+_gh_data, _gh_prop = gh_data, gh_property  # workflow-command escaping lives in report/escape.py
 
 
 def to_sarif(result: Result, rules: Iterable[Any] = ()) -> str:

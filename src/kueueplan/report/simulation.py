@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kueueplan.report.escape import gantt_text, md_code, md_text
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.quantity import format_resource_value
 
@@ -194,35 +195,36 @@ def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
 
 
 def markdown(sim: Any, result: dict[str, Any]) -> str:
-    lines = [f"## Simulation `{result['scenario']}`", ""]
+    lines = [f"## Simulation {md_code(result['scenario'])}", ""]
     lines += ["| team | workloads | admitted | waiting | never admissible | wait p50 | wait p95 | wait max | preemptions |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in team_rows(sim):
-        lines.append(f"| {r['team']} | {r['workloads']} | {r['admitted']} | {r['waiting']} | {r['inadmissible']} | "
+        lines.append(f"| {md_text(r['team'])} | {r['workloads']} | {r['admitted']} | {r['waiting']} | {r['inadmissible']} | "
                      f"{_fmt_s(r['p50'])} | {_fmt_s(r['p95'])} | {_fmt_s(r['max'])} | {r['preemptions']} |")
     lines += ["", "| flavor | resource | nominal (at end) | peak | average use |", "|---|---|---:|---:|---:|"]
     for r in utilisation(sim):
-        lines.append(f"| {r['flavor']} | {r['resource']} | {format_resource_value(r['resource'], r['quota'])} | "
+        lines.append(f"| {md_text(r['flavor'])} | {md_text(r['resource'])} | {format_resource_value(r['resource'], r['quota'])} | "
                      f"{_human(r['resource'], r['peak'])} | {_pct(r['average'], r['quota'])} |")
-    lines += ["", "```mermaid", "gantt", f"    title {result['scenario']}", "    dateFormat X", "    axisFormat %s"]
+    lines += ["", "```mermaid", "gantt", f"    title {gantt_text(result['scenario'])}", "    dateFormat X", "    axisFormat %s"]
     by_wl: dict[str, list[tuple[str, float, float]]] = {}
     for key, kind, start, end, _ in _intervals(sim):
         by_wl.setdefault(key, []).append((kind, start, end))
     tag = {"wait": "", "reserved": "active, ", "run": "done, ", "inadmissible": "crit, "}
     for key in [w.key for w in sim.workloads][:200]:
-        lines.append(f"    section {key}")
+        lines.append(f"    section {gantt_text(key)}")
         for kind, start, end in by_wl.get(key, []):
             lines.append(f"    {kind} : {tag.get(kind, '')}{int(start)}, {max(int(end), int(start) + 1)}")
     lines += ["```", ""]
     if len(sim.workloads) > 200:
         lines.append(f"(Gantt chart shows the first 200 of {len(sim.workloads)} workloads.)")
     for warning in result.get("warnings", []):
-        lines.append(f"> **Warning:** {warning}")
+        lines.append(f"> **Warning:** {md_text(warning)}")
     preempts = [e for e in result["events"] if e["type"] in ("Preempted", "Evicted")]
     if preempts:
         lines += ["", "| at | workload | by | reason |", "|---:|---|---|---|"]
         for e in preempts:
-            lines.append(f"| {e['at']} | {e['workload']} | {e.get('by', '-')} | {e.get('reason', '')} |")
+            lines.append(f"| {e['at']} | {md_code(e['workload'], table=True)} | {md_text(e.get('by', '-'))} | "
+                         f"{md_text(e.get('reason', ''))} |")
     return "\n".join(lines)
 
 

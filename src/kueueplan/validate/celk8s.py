@@ -9,7 +9,7 @@ methods (the receiver comes first) and may carry a dotted name, so the missing o
   substring, trim, join, reverse, format, strings.quote;
 - lists (library/lists.go, ext.Lists): isSorted, sum, min, max, indexOf, lastIndexOf, slice, flatten,
   distinct, sort, lists.range;
-- regex (library/regex.go): find, findAll;
+- regex (library/regex.go): find, findAll, on RE2 (kueueplan.validate.regex) as on the server;
 - quantity (library/quantity.go): quantity, isQuantity, sign, isInteger, asInteger, asApproximateFloat, add,
   sub, isGreaterThan, isLessThan, compareTo — a quantity is carried as a number (its value), as the CRD rules do;
 - sets (ext.Sets): sets.contains, sets.equivalent, sets.intersects;
@@ -205,17 +205,20 @@ def _range(n: int) -> list[int]:
 
 # ---------------------------------------------------------------------------------------------- regex
 
-# Python's `re` backtracks; the API server's RE2 does not. A pattern that could backtrack exponentially (a
-# quantified group holding a quantifier or an alternation, or a backreference) is not run here: the expression
-# is reported as not evaluated ("Unsupported"), never guessed. (`matches` is the engine's own, linear, regex.)
-_RISKY = re.compile(r"\\\d|\((?:[^()\\]|\\.)*(?:[*+?}|])(?:[^()\\]|\\.)*\)\s*(?:[*+?]|\{\d)")
 MAX_STRING = 1_000_000  # a string a library function may build (the server's cost model bounds the same)
 
 
-def _safe_pattern(pattern: str) -> re.Pattern[str]:
-    if not isinstance(pattern, str) or _RISKY.search(pattern) or len(pattern) > 1000:
-        raise ValueError(f"Unsupported regex for offline evaluation (it could backtrack): {pattern[:80]!r}")
-    return re.compile(pattern)
+def _safe_pattern(pattern: str) -> Any:
+    """RE2, as the API server (linear time: a PR's pattern cannot make validate spin); a pattern RE2 refuses
+    (back-references, look-arounds) is reported as not evaluated."""
+    from kueueplan.validate.regex import RegexError, compile_regex
+
+    if not isinstance(pattern, str):
+        raise TypeError("the pattern must be a string")
+    try:
+        return compile_regex(pattern)
+    except RegexError as err:
+        raise ValueError(f"Unsupported regex: {err}") from None
 
 
 def _find(s: str, pattern: str) -> str:

@@ -161,6 +161,8 @@ def _add_file(inputs: Inputs, path: Path, universe: str = "", env: str | None = 
     inputs.files.append(str(path))
     try:
         docs = _load(path)
+    except yamlio.LimitError:
+        raise  # over a resource limit: unusable input (exit 2), not one finding among others
     except KueueplanError as err:
         inputs.findings.append(_load_finding(err, str(path)))
         return
@@ -174,6 +176,8 @@ def _add_text(inputs: Inputs, text: str, name: str) -> None:
     inputs.files.append(name)
     try:
         docs = load_text(text, file=name)
+    except yamlio.LimitError:
+        raise
     except KueueplanError as err:
         inputs.findings.append(_load_finding(err, name))
         return
@@ -238,6 +242,8 @@ def _add_spec(inputs: Inputs, folder: Path) -> None:
 
     try:
         objects = compiled_objects(folder)
+    except yamlio.LimitError:
+        raise
     except KueueplanError as err:
         hint = f" ({err.hint})" if err.hint else ""
         inputs.findings.append(Finding("KP003", "error", err.file or str(folder), err.line, "",

@@ -67,9 +67,11 @@ def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
     out = []
     for rel, text in sorted(rendered.items()):
         path = gen_dir / rel
-        if not path.is_file():
+        if _linked(gen_dir, rel):
+            out.append(Drift(rel, "symlink"))  # never read through: build refuses it too
+        elif not path.is_file():
             out.append(Drift(rel, "missing"))
-        elif path.read_text(encoding="utf-8") != text:
+        elif path.read_text(encoding="utf-8", errors="replace") != text:
             out.append(Drift(rel, "differs"))
     envs = {rel.split("/", 1)[0] for rel in rendered}
     if gen_dir.is_dir():
@@ -77,9 +79,21 @@ def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
             rel = path.relative_to(gen_dir).as_posix()
             top = rel.split("/", 1)[0]
             generated_env = top in envs or (gen_dir / top / "kustomization.yaml").is_file()
+            if rel not in rendered and _linked(gen_dir, rel):
+                continue
             if rel not in rendered and generated_env and has_marker(path.read_text(encoding="utf-8", errors="replace")):
                 out.append(Drift(rel, "stale"))
     return out
+
+
+def _linked(root: Path, rel: str) -> bool:
+    """Whether `root` or anything on the way to root/rel is a symlink."""
+    current = root
+    for part in ("", *rel.split("/")):
+        current = current / part if part else current
+        if current.is_symlink():
+            return True
+    return False
 
 
 def _gitops_flags(gen_dir: Path) -> tuple[bool, bool]:

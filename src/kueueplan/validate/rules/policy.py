@@ -6,12 +6,12 @@ Every rule here runs only when a PlatformPolicy is given, and only checks what t
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from kueueplan.validate.regex import compile_regex, escape as regex_escape
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.registry import Hit, rule
@@ -835,8 +835,8 @@ def naming_convention(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if "{team}" in pattern:
         if team is None:
             return
-        pattern = pattern.replace("{team}", re.escape(team))
-    if not re.search(pattern, obj.name):
+        pattern = pattern.replace("{team}", regex_escape(team))
+    if not compile_regex(pattern).search(obj.name):
         yield Hit(obj, ("metadata", "name"), f"{obj.kind} name {obj.name!r} does not match the naming convention "
                                              f"{policy.spec.naming[obj.kind]!r}")
 
