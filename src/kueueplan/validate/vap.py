@@ -112,6 +112,16 @@ class _Run:
     namespaces: dict[str, Obj] = field(default_factory=dict)
     plurals: dict[str, str] = field(default_factory=dict)
     memo: dict[tuple[str, str], Any] = field(default_factory=dict)
+    sizes: dict[int, tuple[Any, tuple[int, int]]] = field(default_factory=dict)
+
+
+def _size_of(run: _Run, value: Any) -> tuple[int, int]:
+    """celk8s.value_size, once per object (keyed by identity; the value is kept alive beside its size)."""
+    hit = run.sizes.get(id(value))
+    if hit is None or hit[0] is not value:
+        hit = (value, celk8s.value_size(value))
+        run.sizes[id(value)] = hit
+    return hit[1]
 
 
 def evaluate(ctx: Context) -> list[Outcome]:
@@ -471,20 +481,27 @@ def _execute(program: Any, expression: str, env: dict[str, Any]) -> _Eval:
 
 
 _NAME = re.compile(r"\.\s*([A-Za-z_]\w*)|\[\s*['\"]([^'\"]+)['\"]\s*\]")
-_WHOLE = r"\b{root}\b\s*(?:\.\s*(?:all|exists|exists_one|map|filter)\s*\(|\[\s*[^'\"\s]|[=!]=|\)|,|$)|[=!]=\s*{root}\b"
+_FIELD_ACCESS = re.compile(r"\s*(?:\.\s*[A-Za-z_]\w*(?!\w|\s*\()|\[\s*['\"])")
+
+
+def _only_field_access(expression: str, root: str) -> bool:
+    """Every use of `root` reads a named field (`root.f`, `root['f']`), so the others can be dropped."""
+    for m in re.finditer(rf"(?<![\w.]){root}\b", expression):
+        if not _FIELD_ACCESS.match(expression, m.end()):
+            return False
+    return True
 
 
 def _pruned(env: dict[str, Any], expression: str) -> dict[str, Any]:
     """`env` with `object`, `namespaceObject` and `params` cut to the top-level fields the expression names:
-    converting a whole pod template into CEL values is most of an evaluation's cost. A root that is iterated,
-    compared, indexed by a computed key or passed on whole is kept whole."""
+    converting a whole pod template into CEL values is most of an evaluation's cost. A root used any other
+    way (iterated, compared, passed to a function, indexed by a computed key) is kept whole."""
     names = {a or b for a, b in _NAME.findall(expression)}
-    out = dict(env)
+    out = {k: v for k, v in env.items() if re.search(rf"(?<![\w.]){k}\b", expression)}  # unread roots go
     for root in ("object", "namespaceObject", "params"):
-        value = env.get(root)
-        if not isinstance(value, dict) or re.search(_WHOLE.format(root=root), expression):
-            continue
-        out[root] = {k: v for k, v in value.items() if k in names}
+        value = out.get(root)
+        if isinstance(value, dict) and _only_field_access(expression, root):
+            out[root] = {k: v for k, v in value.items() if k in names}
     return out
 
 
@@ -528,7 +545,7 @@ def _evaluate_one(run: _Run, policy: Obj, binding: Obj, req: Request, param: Any
     env: dict[str, Any] = {"object": req.data, "oldObject": None, "request": _request_env(req),
                            "params": param, "namespaceObject": ns.data if ns is not None else None,
                            "variables": {}}
-    sizes = [celk8s.value_size(req.data), celk8s.value_size(param)]
+    sizes = [_size_of(run, req.data), _size_of(run, param)]
     largest = (max(a for a, _ in sizes), max(b for _, b in sizes))
     spec = policy.spec
     # matchConditions: any false skips; else an error takes failurePolicy; a condition that cannot be known
