@@ -804,3 +804,32 @@ def test_control_characters_in_policy_text_never_reach_the_output(tmp_path: Path
     [f] = hits(run(tmp_path, policy, NAMESPACES, job("no-queue", labels={"a": "b"})))
     assert "\x1b" not in f.message and "\u202e" not in f.message and "\n" not in f.message
     assert "bad [2J line ::error::x" in f.message
+
+
+def test_request_is_a_create_without_old_object_and_scope_is_honoured(tmp_path: Path) -> None:
+    policy = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: offline-request
+spec:
+  matchConstraints:
+    resourceRules:
+    - {{apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs], scope: {scope}}}
+  validations:
+  - expression: >-
+      !(request.operation == 'CREATE' && oldObject == null && request.kind.kind == 'Job' &&
+      request.resource.resource == 'jobs' && request.namespace == 'team-a' && request.name == 'x')
+    message: seen as a create
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: offline-request
+spec:
+  policyName: offline-request
+  validationActions: [Deny]
+"""
+    [f] = hits(run(tmp_path, policy.format(scope="Namespaced"), job("x", labels={"a": "b"})))
+    assert "seen as a create" in f.message
+    assert hits(run(tmp_path, policy.format(scope="Cluster"), job("x", labels={"a": "b"}))) == []
