@@ -94,6 +94,18 @@ def test_without_configuration_kueues_defaults_do_not_manage_unlabelled_jobs(tmp
     assert "manageJobsWithoutQueueName is false" in f.message and "no kueue-manager-config" in f.message
 
 
+def test_a_default_local_queue_covers_jobs_without_a_queue_name(tmp_path: Path) -> None:
+    lq = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\n  namespace: team-a\n"
+          "spec:\n  clusterQueue: x\n")
+    selector = config("managedJobsNamespaceSelector:\n  matchLabels: {kueue-managed: 'true'}\n")
+    labelled = namespace("team-a", "{kueue-managed: 'true'}")
+    assert hits(run(tmp_path, REQUIRE_QUEUE, selector, labelled, lq, job("bare")), "KP620") == []
+    # outside the selector, or with LocalQueueDefaulting off, the default LocalQueue does not help
+    assert hits(run(tmp_path, REQUIRE_QUEUE, selector, namespace("team-a"), lq, job("bare")), "KP620")
+    gated = config("featureGates: {LocalQueueDefaulting: false}\n")
+    assert hits(run(tmp_path, REQUIRE_QUEUE, gated, labelled, lq, job("bare")), "KP620")
+
+
 def test_a_kind_kueue_does_not_integrate_bypasses_even_with_a_queue(tmp_path: Path) -> None:
     jobs_only = config("manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [batch/job]\n")
     result = run(tmp_path, REQUIRE_QUEUE, jobs_only, namespace("team-a"),

@@ -911,6 +911,8 @@ def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
     missing = _selector_gap(selector, labels) if not in_selector else ""
     declared = ctx.get("Namespace", obj.namespace or "") is not None
     unknown = "" if declared else f" (namespace {obj.namespace} is not among the inputs: only its name is known)"
+    if not named and in_selector and _defaults_to_local_queue(ctx, cfg, obj):
+        return True, ""  # Kueue's webhook gives it the namespace's `default` LocalQueue
     if named:
         if not in_selector and cfg.feature_gates.get(ALWAYS_RESPECTED_GATE):
             return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing} and "
@@ -922,6 +924,17 @@ def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
         return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing} ({source})"
                        f"{unknown}")
     return True, ""
+
+
+def _defaults_to_local_queue(ctx: Context, cfg: Any, obj: Obj) -> bool:
+    """LocalQueueDefaulting (beta, on by default since Kueue v0.12, GA in v0.17): a job that names no queue, in a
+    namespace with a LocalQueue named `default` that managedJobsNamespaceSelector selects, gets that queue
+    (pkg/controller/jobframework ApplyDefaultLocalQueue)."""
+    from kueueplan.kube.podsets import version_tuple
+
+    if version_tuple(ctx.kueue_version) < (0, 12) or cfg.feature_gates.get("LocalQueueDefaulting") is False:
+        return False
+    return any(lq.namespace == obj.namespace and lq.name == "default" for lq in ctx.kueue("LocalQueue"))
 
 
 def _selector_gap(selector: Any, labels: dict[str, str]) -> str:
@@ -943,7 +956,8 @@ def workload_bypasses_quota(obj: Obj, ctx: Context) -> Iterator[Hit]:
 
     With `queues.requireQueueName` (or `teams.<team>.requireQueueName`), every workload in a team namespace must
     name a queue (`kueue.x-k8s.io/queue-name`) or be covered by Kueue's Configuration: `manageJobsWithoutQueueName`
-    plus a `managedJobsNamespaceSelector` that selects its namespace, and its kind among `integrations.frameworks`.
+    plus a `managedJobsNamespaceSelector` that selects its namespace, and its kind among `integrations.frameworks`
+    (a selected namespace with a LocalQueue named `default` covers it too: Kueue's LocalQueueDefaulting).
     The Configuration is read from the `kueue-manager-config` ConfigMap among the inputs (Kueue's defaults when
     absent). This cross-checks objects a ValidatingAdmissionPolicy sees one at a time: a team namespace that lacks
     the label the selector needs lets an unlabelled PyTorchJob bypass quota.
