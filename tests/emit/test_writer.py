@@ -166,8 +166,9 @@ def test_swap_replaces_a_folder_whole(tmp_path: Path) -> None:
     out = tmp_path / "gen"
     write_tree(out, _files(prod__a_yaml="1", prod__b_yaml="1"))
     changed = write_tree(out, _files(prod__a_yaml="2"), prune_dirs=["prod"])
-    assert changed == ["prod/a.yaml"]
-    assert sorted(p.name for p in (out / "prod").iterdir()) == ["a.yaml"]
+    assert changed == ["prod/a.yaml", "prod/b.yaml"]  # a.yaml rewritten, b.yaml removed
+    assert write_tree(out, _files(prod__a_yaml="2", prod__c_yaml="3")) == ["prod/c.yaml"]  # a.yaml is the same
+    assert sorted(p.name for p in (out / "prod").iterdir()) == ["a.yaml", "c.yaml"]
     assert not [p for p in out.iterdir() if p.name.startswith(".kueueplan")]
 
 

@@ -299,7 +299,8 @@ def _write_top(out: Path, top: str, files: dict[str, str]) -> list[str]:
         _write_file(target, files[""])
         return [top]
     target = out / top
-    if target.is_dir() and _current(target) == files:
+    before = _current(target)
+    if target.is_dir() and before == files:
         return []
     if target.is_dir() and not _all_generated(target):
         return _update_in_place(target, top, files)
@@ -318,7 +319,8 @@ def _write_top(out: Path, top: str, files: dict[str, str]) -> list[str]:
         os.rename(target, old)
         os.rename(stage, target)
         shutil.rmtree(old)
-    return [f"{top}/{rel}" for rel in sorted(files)]
+    # the folder is swapped whole, but only the files whose text differs (or that come or go) changed
+    return [f"{top}/{rel}" for rel in sorted(set(files) | set(before)) if before.get(rel) != files.get(rel)]
 
 
 def _update_in_place(target: Path, top: str, files: dict[str, str]) -> list[str]:

@@ -228,7 +228,7 @@ def load_text(text: str, file: str = "<stdin>") -> list[Document]:
     except yaml.constructor.ConstructorError as err:
         raise _tag_error(err, file) from None
     except yaml.MarkedYAMLError as err:
-        raise _marked_error(err, file) from None
+        raise _marked_error(err, file, text) from None
     except yaml.YAMLError as err:
         raise YamlError(f"invalid YAML: {err}", file=file) from None
     except RecursionError:
@@ -409,14 +409,65 @@ def _tag_error(err: yaml.constructor.ConstructorError, file: str) -> YamlError:
                      hint="kueueplan reads plain YAML only; remove the !tag")
 
 
-def _marked_error(err: yaml.MarkedYAMLError, file: str) -> YamlError:
-    mark = err.problem_mark or err.context_mark
+def _marked_error(err: yaml.MarkedYAMLError, file: str, text: str = "") -> YamlError:
     problem = err.problem or err.context or "invalid YAML"
-    hint = None
-    if "\\t" in problem or "tab" in problem.lower():
-        hint = "YAML indentation uses spaces; replace the tab characters"
-    return YamlError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None,
+    mark = err.problem_mark or err.context_mark
+    message, hint, at_context = _plain(err, text)
+    if at_context and err.context_mark is not None:
+        mark = err.context_mark
+    return YamlError(f"invalid YAML: {message or problem}", file=file, line=mark.line + 1 if mark else None,
                      column=mark.column + 1 if mark else None, hint=hint)
+
+
+def _plain(err: yaml.MarkedYAMLError, text: str) -> tuple[str | None, str | None, bool]:
+    """libyaml's message in words a new user can act on: (message, hint, point at the context mark)."""
+    problem, context = err.problem or "", err.context or ""
+    mark, ctx = err.problem_mark, err.context_mark
+    char = _char_at(text, mark)
+    opened = f" at line {ctx.line + 1}" if ctx is not None else ""
+    if char == "\t" or "tab character" in problem:
+        return "tabs are not allowed for indentation; use spaces", "replace the tab characters with spaces", False
+    if "cannot start any token" in problem:
+        shown = repr(char) if char else "this character"
+        return (f"a value cannot start with {shown}", f"quote the value, e.g. '{_rest_of_line(text, mark)}'",
+                False)
+    if "mapping values are not allowed" in problem:
+        return ("a ': ' inside a value (or a key indented under a value)",
+                "quote the value if it contains ': ', e.g. command: \"echo a: b\"; else fix the indentation", False)
+    if "could not find expected ':'" in problem:
+        return ("a line that is neither 'key: value' nor '- item' (a ':' is missing?)",
+                "add the ':' after the key, or indent the line as part of the value above", True)
+    if "did not find expected key" in problem or "expected '-' indicator" in problem:
+        return ("this line's indentation does not match the lines above it",
+                "indent keys of one mapping (and items of one list) by the same number of spaces", False)
+    if "expected ',' or ']'" in problem or "expected ',' or '}'" in problem:
+        bracket = "[" if "]" in problem else "{"
+        return (f"a '{bracket}' opened{opened} is not closed (or two items lack a ',' between them)",
+                f"close it with '{']' if bracket == '[' else '}'}' or add the missing comma", False)
+    if "end of stream" in problem and "quoted scalar" in context:
+        return f"a quote opened{opened} is never closed", "add the closing quote", True
+    if "undefined alias" in problem:
+        return "an alias (*name) refers to no anchor (&name) above it", "define the anchor first or fix the name", False
+    if "duplicate anchor" in context or "duplicate anchor" in problem:
+        return "an anchor (&name) is defined twice", "rename one of them", False
+    if "unknown escape" in problem:
+        return ("an unknown backslash escape in a double-quoted string",
+                "use single quotes, or write \\\\ for a backslash", False)
+    return None, None, False
+
+
+def _char_at(text: str, mark: Any) -> str:
+    if mark is None or not text:
+        return ""
+    lines = text.split("\n")
+    if mark.line >= len(lines) or mark.column >= len(lines[mark.line]):
+        return ""
+    return lines[mark.line][mark.column]
+
+
+def _rest_of_line(text: str, mark: Any) -> str:
+    line = text.split("\n")[mark.line] if mark is not None and text else ""
+    return line[mark.column:].strip()[:40].replace("'", "''") if line else "..."
 
 
 def _positions(text: str, index: int) -> dict[Path_, tuple[int, int]]:

@@ -40,7 +40,7 @@ def _summary(report: DiffReport) -> str:
     if report.blocking:
         workloads = [f"{md_code(w.workload)} ({md_text(w.change)}, {md_text(env.env)})" for env in report.envs
                      for w in env.workloads if w.blocking]
-        broken = sum(len(env.broken_expectations) for env in report.envs)
+        broken = sum(env.broken_count or len(env.broken_expectations) for env in report.envs)
         parts = []
         if workloads:
             parts.append(f"{len(workloads)} declared workload(s) can no longer run: {', '.join(workloads)}")

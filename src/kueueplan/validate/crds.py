@@ -14,7 +14,6 @@ import json
 import os
 import re
 import tempfile
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,11 +23,6 @@ from kueueplan.kube.yamlio import load_text, yaml_files
 from kueueplan.validate.celcost import CelCostError, check_schema
 from kueueplan.validate.celrules import CelEvaluator
 from kueueplan.validate.schema import Check, SchemaCompiler
-
-KUEUE_MANIFESTS_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
-KUBERAY_CRD_URL = ("https://raw.githubusercontent.com/ray-project/kuberay/{version}/ray-operator/config/crd/"
-                   "bases/ray.io_{name}.yaml")
-KUBERAY_CRDS = ("rayclusters", "rayjobs", "rayservices")
 
 
 def cache_dir() -> Path:
@@ -66,7 +60,8 @@ class CrdSet:
     # scanned, not parsed yet: (group, kind) -> (file, version names)
     pending: dict[tuple[str, str], tuple[Path, list[str]]] = field(default_factory=dict)
 
-    def lookup(self, group: str, kind: str) -> dict[str, CrdVersion] | None:
+    def lookup(self, group: str, kind: str, kueue_version: str | None = None) -> dict[str, CrdVersion] | None:
+        """The CRD's versions; `kueue_version` matters only to the catalogue (validate.catalog), not here."""
         waiting = self.pending.get((group, kind))
         if waiting is not None:
             self._parse(waiting[0])
@@ -194,12 +189,6 @@ def _load_crds(paths: list[str | Path]) -> CrdSet:
     return crds
 
 
-def default_crd_paths() -> list[Path]:
-    """CRDs fetched earlier by `kueueplan schemas pull`, if any."""
-    root = cache_dir() / "crds"
-    return [root] if root.is_dir() and any(root.rglob("*.yaml")) else []
-
-
 _DOCUMENT = re.compile(r"^---[ \t]*$", re.M)
 _GROUP = re.compile(r"^  group: *([\w.-]+) *$", re.M)
 _KIND = re.compile(r"^  names:\n(?:    .*\n)*?    kind: *(\w+) *$", re.M)
@@ -259,32 +248,3 @@ def _write_atomic(target: Path, text: str) -> None:
         os.replace(tmp, target)
     except OSError:
         pass
-
-
-def pull(kueue: str | None, kuberay: str | None, dest: Path | None = None) -> list[Path]:
-    """Download release CRDs into the cache (network; never called by tests)."""
-    root = dest or cache_dir() / "crds"
-    written: list[Path] = []
-    if kueue:
-        written.append(_download(KUEUE_MANIFESTS_URL.format(version=kueue), root / f"kueue-{kueue}" /
-                                 "manifests.yaml"))
-    if kuberay:
-        for name in KUBERAY_CRDS:
-            written.append(_download(KUBERAY_CRD_URL.format(version=kuberay, name=name),
-                                     root / f"kuberay-{kuberay}" / f"ray.io_{name}.yaml"))
-    return written
-
-
-def _download(url: str, target: Path) -> Path:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URLs
-            data = response.read()
-    except OSError as err:
-        raise KueueplanError(f"download failed: {url}: {err}") from None
-    if b"CustomResourceDefinition" not in data:
-        raise KueueplanError(f"{url} holds no CustomResourceDefinition")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
-    return target

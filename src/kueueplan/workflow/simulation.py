@@ -13,14 +13,19 @@ from kueueplan.workflow.sources import Side
 def simulate_env(spec_dir: object, env: str) -> SimRun | None:
     from kueueplan.compile import scenario_for
     from kueueplan.simulate.engine import simulate
-    from kueueplan.simulate.result import check_expectations, result_json
+    from kueueplan.simulate.result import expectation_results, failed_count, result_json
     from kueueplan.simulate.scenario import scenario_from_dict
 
-    scenario = scenario_for(spec_dir, env)  # type: ignore[arg-type]
+    origins: list[tuple[str, int | None]] = []
+    scenario = scenario_for(spec_dir, env, origins)  # type: ignore[arg-type]
     if not scenario.get("spec", {}).get("workloads"):
         return None
-    sim = simulate(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})"))
-    return SimRun(result_json(sim), check_expectations(sim), len(scenario["spec"].get("expectations", [])))
+    sim = simulate(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})", origins=origins))
+    results = expectation_results(sim)
+    keys = [line for failures in expectation_results(sim, located=False) for line in failures]
+    owners = [i for i, failures in enumerate(results) for _ in failures]
+    return SimRun(result_json(sim), [line for failures in results for line in failures], len(results),
+                  failed_count(results), keys, owners)
 
 
 def simulate_side(side: Side, env: str) -> SimRun | None:
