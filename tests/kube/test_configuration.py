@@ -79,3 +79,15 @@ def test_configmap_and_durations():
     assert configuration_from_configmap({**cm, "metadata": {"name": "other"}}) is None
     assert parse_go_duration("1h30m") == 5400 and parse_go_duration("168h") == 604800
     assert format_go_duration(5400) == "1h30m0s" and format_go_duration(300) == "5m0s"
+
+
+def test_configmap_alias_bomb_and_two_documents_are_clear_errors():
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config"},
+          "data": {"controller_manager_config.yaml": bomb}}
+    with pytest.raises(KueueplanError, match="alias bomb"):
+        configuration_from_configmap(cm, "f.yaml", 3)
+    cm["data"]["controller_manager_config.yaml"] = "kind: Configuration\n---\nkind: Configuration\n"
+    with pytest.raises(KueueplanError, match="one Configuration document"):
+        configuration_from_configmap(cm, "f.yaml", 3)

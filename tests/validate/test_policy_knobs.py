@@ -9,7 +9,6 @@ import pytest
 
 from kueueplan.errors import KueueplanError
 from kueueplan.validate import Result, validate
-from kueueplan.validate.registry import RULES, Rule
 
 POLICY = """
 apiVersion: policy.kueueplan.io/v1alpha1
@@ -51,11 +50,11 @@ def job(name: str, ns: str = "team-a", labels: str = "{}", kind: str = "Job", po
             f"{indent}  containers:\n{indent}  - name: main\n{indent}    image: busybox\n")
 
 
-def run(tmp_path: Path, *docs: str) -> Result:
+def run(tmp_path: Path, *docs: str, kueue_version: str | None = None) -> Result:
     folder = tmp_path / "in"
     folder.mkdir(exist_ok=True)
     (folder / "all.yaml").write_text("\n---\n".join(d.strip("\n") for d in docs) + "\n")
-    return validate([str(folder)], crds=None, policies=[])
+    return validate([str(folder)], crds=None, policies=[], kueue_version=kueue_version)
 
 
 def hits(result: Result, rule: str) -> list:
@@ -78,9 +77,11 @@ def test_unlabelled_namespace_lets_pytorchjobs_bypass_quota(tmp_path: Path) -> N
                  job("bypass", kind="PyTorchJob"), job("covered", ns="team-a-x", kind="PyTorchJob"),
                  job("queued", labels="{kueue.x-k8s.io/queue-name: q}", kind="PyTorchJob"),
                  job("not-a-team", ns="other", kind="PyTorchJob"))
-    [f] = hits(result, "KP620")
+    f, queued = hits(result, "KP620")
     assert f.object == "PyTorchJob/team-a/bypass" and f.severity == "error"
     assert "lacks label kueue-managed=true" in f.message and "without quota" in f.message
+    # since Kueue v0.19 (beta from v0.15) the selector gates jobs that name a queue as well
+    assert queued.object == "PyTorchJob/team-a/queued" and "also gates jobs that name a queue" in queued.message
     # a team namespace that is not among the inputs may be labelled on the cluster: a warning
     [w] = hits(run(tmp_path, REQUIRE_QUEUE, MANAGED, job("elsewhere", ns="team-a-y", kind="PyTorchJob")), "KP620")
     assert w.severity == "warning" and "not among the inputs" in w.message
@@ -114,19 +115,18 @@ def test_a_kind_kueue_does_not_integrate_bypasses_even_with_a_queue(tmp_path: Pa
     assert "kubeflow.org/pytorchjob is not in integrations.frameworks" in f.message
 
 
-def test_always_respected_gate_stops_labelled_jobs_outside_the_selector(tmp_path: Path) -> None:
-    gated = config("""
+def test_the_selector_gates_labelled_jobs_too_from_kueue_v0_15(tmp_path: Path) -> None:
+    selector = config("""
 managedJobsNamespaceSelector:
   matchLabels: {kueue-managed: "true"}
-featureGates: {ManagedJobsNamespaceSelectorAlwaysRespected: true}
 """)
-    result = run(tmp_path, REQUIRE_QUEUE, gated, namespace("team-a"),
-                 job("queued", labels="{kueue.x-k8s.io/queue-name: q}"))
-    [f] = hits(result, "KP620")
+    docs = (REQUIRE_QUEUE, selector, namespace("team-a"), job("queued", labels="{kueue.x-k8s.io/queue-name: q}"))
+    [f] = hits(run(tmp_path, *docs), "KP620")  # the newest release: ManagedJobsNamespaceSelectorAlwaysRespected is GA
     assert "ManagedJobsNamespaceSelectorAlwaysRespected" in f.message
-    ungated = gated.replace("featureGates: {ManagedJobsNamespaceSelectorAlwaysRespected: true}", "")
-    assert hits(run(tmp_path, REQUIRE_QUEUE, ungated, namespace("team-a"),
-                    job("queued", labels="{kueue.x-k8s.io/queue-name: q}")), "KP620") == []
+    assert hits(run(tmp_path, *docs, kueue_version="v0.14"), "KP620") == []  # alpha, off by default
+    gate_off = docs[1].replace("managedJobsNamespaceSelector:", "featureGates: {ManagedJobsNamespaceSelectorAlwaysRespected: false}\n        managedJobsNamespaceSelector:")
+    assert hits(run(tmp_path, docs[0], gate_off, *docs[2:], kueue_version="v0.16"), "KP620") == []
+    assert hits(run(tmp_path, *docs, kueue_version="v0.16"), "KP620")  # beta, on by default
 
 
 def test_team_override_turns_the_knob_off(tmp_path: Path) -> None:
@@ -210,22 +210,17 @@ def test_require_priority_counts_pod_template_priority(tmp_path: Path) -> None:
     assert [f.object for f in hits(result, "KP623")] == ["Job/team-a/none"]
 
 
-def test_unmanaged_namespace_knob_only_sets_the_configuration_rules_severity(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from kueueplan.validate.registry import Hit
-
-    def outside(ctx):  # stands in for issue 13's rule, which reports each such namespace
-        for ns in ctx.by_kind.get("Namespace", []):
-            yield Hit(ns, (), "outside")
-
-    fake = Rule("KP469", "warning", "test", "Team namespace outside managedJobsNamespaceSelector", "", outside,
-                scope="global")
-    monkeypatch.setitem(RULES, "KP469", fake)
+def test_unmanaged_namespace_knob_only_sets_the_configuration_rules_severity(tmp_path: Path) -> None:
+    # KP461 (issue 13's rule): a LocalQueue in a namespace managedJobsNamespaceSelector leaves out; a warning.
+    selector = config("managedJobsNamespaceSelector:\n  matchLabels: {kueue-managed: 'true'}\n")
+    lq = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: q\n  namespace: team-a\n"
+          "spec:\n  clusterQueue: x\n")
     base = POLICY.format(body="  queues: {{unmanagedNamespace: {level}}}")
-    assert [f.severity for f in hits(run(tmp_path, base.format(level="error"), namespace("a")), "KP469")] == ["error"]
-    assert hits(run(tmp_path, base.format(level="off"), namespace("a")), "KP469") == []
     plain = POLICY.format(body="  teams: {}")
-    assert [f.severity for f in hits(run(tmp_path, plain, namespace("a")), "KP469")] == ["warning"]
+    assert [f.severity for f in hits(run(tmp_path, plain, selector, namespace("team-a"), lq), "KP461")] == ["warning"]
+    assert [f.severity for f in hits(run(tmp_path, base.format(level="error"), selector, namespace("team-a"), lq),
+                                     "KP461")] == ["error"]
+    assert hits(run(tmp_path, base.format(level="off"), selector, namespace("team-a"), lq), "KP461") == []
 
 
 def test_a_bad_knob_is_a_usage_error(tmp_path: Path) -> None:

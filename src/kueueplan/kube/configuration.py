@@ -25,11 +25,11 @@ import math
 import re
 from typing import Annotated, Any, Mapping
 
-import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError,
                       field_validator)
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube import yamlio
 
 GROUP = "config.kueue.x-k8s.io"
 V1BETA1 = f"{GROUP}/v1beta1"
@@ -354,13 +354,15 @@ def configuration_from_configmap(obj: Mapping[str, Any], file: str | None = None
                              hint="Kueue's manager reads its Configuration from that key")
     if len(text) > 1_000_000:
         raise KueueplanError(f"ConfigMap {CONFIGMAP_NAME}: {CONFIGMAP_KEY} is larger than 1 MB", file=file, line=line)
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" (line {mark.line + 1} of the embedded file)" if mark is not None else ""
-        raise KueueplanError(f"ConfigMap {CONFIGMAP_NAME}: {CONFIGMAP_KEY} is not valid YAML{where}",
-                             file=file, line=line) from None
+    where = f"{file or '<manifest>'} (ConfigMap {CONFIGMAP_NAME}, {CONFIGMAP_KEY})"
+    try:  # the project's loader: duplicate keys, alias bombs and deep nesting are refused
+        docs = [d for d in yamlio.load_text(text, where) if d.data is not None]
+    except KueueplanError as e:
+        raise KueueplanError(f"{where}: {e.message}", file=file, line=line, hint=e.hint) from None
+    if len(docs) != 1:
+        raise KueueplanError(f"ConfigMap {CONFIGMAP_NAME}: {CONFIGMAP_KEY} must hold one Configuration document",
+                             file=file, line=line)
+    data = docs[0].data
     if not isinstance(data, Mapping):
         raise KueueplanError(f"ConfigMap {CONFIGMAP_NAME}: {CONFIGMAP_KEY} must hold a Configuration mapping",
                              file=file, line=line)

@@ -178,13 +178,13 @@ class Policy:
         return {rule_id: level for rule_id in unmanaged_namespace_rules()} if level else {}
 
 
-def unmanaged_namespace_rules() -> list[str]:
-    """The Kueue-configuration rule(s) (KP450-KP469, issue 13) reporting a team namespace outside
-    managedJobsNamespaceSelector, found by title so this knob needs no change when that rule lands."""
-    from kueueplan.validate.registry import all_rules
+# The Kueue-configuration rule (issue 13) that reports a team's namespace outside managedJobsNamespaceSelector:
+# KP461, a LocalQueue whose namespace the selector leaves out.
+UNMANAGED_NAMESPACE_RULES = ("KP461",)
 
-    return [r.id for r in all_rules() if "KP450" <= r.id <= "KP469" and "managedJobsNamespaceSelector" in r.title
-            and ("outside" in r.title or "not selected" in r.title or "unmanaged" in r.title.lower())]
+
+def unmanaged_namespace_rules() -> list[str]:
+    return list(UNMANAGED_NAMESPACE_RULES)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

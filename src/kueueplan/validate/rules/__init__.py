@@ -3,6 +3,7 @@
 from kueueplan.validate.rules import (  # noqa: F401
     admission,
     admissionpolicy,
+    configuration,
     core,
     crd,
     hygiene,

@@ -924,9 +924,9 @@ def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
     if not named and in_selector and _defaults_to_local_queue(ctx, cfg, obj):
         return True, ""  # Kueue's webhook gives it the namespace's `default` LocalQueue
     if named:
-        if not in_selector and cfg.feature_gates.get(ALWAYS_RESPECTED_GATE):
-            return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing} and "
-                           f"{ALWAYS_RESPECTED_GATE} is on ({source}){unknown}")
+        if not in_selector and _always_respected(ctx, cfg):
+            return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing}, which "
+                           f"also gates jobs that name a queue ({ALWAYS_RESPECTED_GATE}; {source}){unknown}")
         return True, ""
     if not cfg.manage_jobs_without_queue_name:
         return False, f"manageJobsWithoutQueueName is false ({source})"
@@ -934,6 +934,19 @@ def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
         return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing} ({source})"
                        f"{unknown}")
     return True, ""
+
+
+def _always_respected(ctx: Context, cfg: Any) -> bool:
+    """ManagedJobsNamespaceSelectorAlwaysRespected: alpha in Kueue v0.13 (off), beta v0.15 (on), GA v0.19
+    (pkg/features/kube_features.go): the selector then gates jobs with a queue name too."""
+    from kueueplan.kube.podsets import version_tuple
+
+    release = version_tuple(ctx.kueue_version)
+    if release < (0, 13):
+        return False
+    if release >= (0, 19):
+        return True
+    return bool(cfg.feature_gates.get(ALWAYS_RESPECTED_GATE, release >= (0, 15)))
 
 
 def _defaults_to_local_queue(ctx: Context, cfg: Any, obj: Obj) -> bool:
@@ -967,7 +980,9 @@ def workload_bypasses_quota(obj: Obj, ctx: Context) -> Iterator[Hit]:
     With `queues.requireQueueName` (or `teams.<team>.requireQueueName`), every workload in a team namespace must
     name a queue (`kueue.x-k8s.io/queue-name`) or be covered by Kueue's Configuration: `manageJobsWithoutQueueName`
     plus a `managedJobsNamespaceSelector` that selects its namespace, and its kind among `integrations.frameworks`
-    (a selected namespace with a LocalQueue named `default` covers it too: Kueue's LocalQueueDefaulting).
+    (a selected namespace with a LocalQueue named `default` covers it too: Kueue's LocalQueueDefaulting). From
+    Kueue v0.15 (ManagedJobsNamespaceSelectorAlwaysRespected, GA in v0.19) the selector gates jobs that name a
+    queue as well, so those outside it are reported too; `--kueue-version` picks the release.
     The Configuration is read from the `kueue-manager-config` ConfigMap among the inputs (Kueue's defaults when
     absent). This cross-checks objects a ValidatingAdmissionPolicy sees one at a time: a team namespace that lacks
     the label the selector needs lets an unlabelled PyTorchJob bypass quota.
