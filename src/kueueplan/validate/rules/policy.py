@@ -866,31 +866,19 @@ FRAMEWORK_OF = {
 ALWAYS_RESPECTED_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
 
 
-def kueue_configuration(ctx: Context) -> tuple[Any, str]:
-    """Kueue's effective Configuration from the `kueue-manager-config` ConfigMap among the inputs (the
-    release's defaults when there is none, said so in the second value); None when it cannot be read."""
-    cached = getattr(ctx, "_kueue_configuration", None)
-    if cached is not None:
-        return cached
-    from kueueplan.errors import KueueplanError
-    from kueueplan.kube import configuration as kc
+def kueue_configuration(ctx: Context, obj: Obj) -> tuple[Any, str, tuple[int, int]]:
+    """Kueue's effective Configuration for `obj`'s apply unit (kueueplan.validate.configuration: the
+    `kueue-manager-config` ConfigMap among the inputs, else the release's defaults), where it came from, and the
+    release; None when it cannot be read (KP450 reports that)."""
     from kueueplan.kube.podsets import version_tuple
+    from kueueplan.validate.configuration import universe_configuration
 
-    release = version_tuple(ctx.kueue_version)
-    found: tuple[Any, str] = (kc.default_configuration(release),
-                              "no kueue-manager-config ConfigMap among the inputs, so Kueue's defaults")
-    for cm in ctx.by_kind.get("ConfigMap", []):
-        try:
-            data = kc.configuration_from_configmap(cm.data, cm.file, cm.line_of(()))
-            if data is not None:
-                found = (kc.parse_configuration(data, release, cm.file, cm.line_of(())),
-                         f"the Configuration in {cm.file}")
-                break
-        except KueueplanError:
-            found = (None, f"the unreadable Configuration in {cm.file}")
-            break
-    ctx._kueue_configuration = found  # type: ignore[attr-defined]
-    return found
+    effective = universe_configuration(ctx, obj)
+    if effective is None:
+        return None, "an unreadable Configuration", version_tuple(ctx.kueue_version)
+    source = (f"the Configuration in {effective.view.file}" if effective.view is not None
+              else "no kueue-manager-config ConfigMap among the inputs, so Kueue's defaults")
+    return effective.config, source, effective.release
 
 
 def _queue_label(obj: Obj) -> str | None:
@@ -908,7 +896,7 @@ def _queue_label(obj: Obj) -> str | None:
 
 def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
     """(does Kueue manage this workload, why) from the Configuration, the namespace's labels and the kind."""
-    cfg, source = kueue_configuration(ctx)
+    cfg, source, release = kueue_configuration(ctx, obj)
     if cfg is None:
         return True, source  # cannot tell: the Configuration rules report the file
     framework = FRAMEWORK_OF.get(obj.kind)
@@ -921,10 +909,10 @@ def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
     missing = _selector_gap(selector, labels) if not in_selector else ""
     declared = ctx.get("Namespace", obj.namespace or "") is not None
     unknown = "" if declared else f" (namespace {obj.namespace} is not among the inputs: only its name is known)"
-    if not named and in_selector and _defaults_to_local_queue(ctx, cfg, obj):
+    if not named and in_selector and _defaults_to_local_queue(ctx, cfg, obj, release):
         return True, ""  # Kueue's webhook gives it the namespace's `default` LocalQueue
     if named:
-        if not in_selector and _always_respected(ctx, cfg):
+        if not in_selector and _always_respected(cfg, release):
             return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing}, which "
                            f"also gates jobs that name a queue ({ALWAYS_RESPECTED_GATE}; {source}){unknown}")
         return True, ""
@@ -936,12 +924,9 @@ def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
     return True, ""
 
 
-def _always_respected(ctx: Context, cfg: Any) -> bool:
+def _always_respected(cfg: Any, release: tuple[int, int]) -> bool:
     """ManagedJobsNamespaceSelectorAlwaysRespected: alpha in Kueue v0.13 (off), beta v0.15 (on), GA v0.19
     (pkg/features/kube_features.go): the selector then gates jobs with a queue name too."""
-    from kueueplan.kube.podsets import version_tuple
-
-    release = version_tuple(ctx.kueue_version)
     if release < (0, 13):
         return False
     if release >= (0, 19):
@@ -949,13 +934,11 @@ def _always_respected(ctx: Context, cfg: Any) -> bool:
     return bool(cfg.feature_gates.get(ALWAYS_RESPECTED_GATE, release >= (0, 15)))
 
 
-def _defaults_to_local_queue(ctx: Context, cfg: Any, obj: Obj) -> bool:
+def _defaults_to_local_queue(ctx: Context, cfg: Any, obj: Obj, release: tuple[int, int]) -> bool:
     """LocalQueueDefaulting (beta, on by default since Kueue v0.12, GA in v0.17): a job that names no queue, in a
     namespace with a LocalQueue named `default` that managedJobsNamespaceSelector selects, gets that queue
     (pkg/controller/jobframework ApplyDefaultLocalQueue)."""
-    from kueueplan.kube.podsets import version_tuple
-
-    if version_tuple(ctx.kueue_version) < (0, 12) or cfg.feature_gates.get("LocalQueueDefaulting") is False:
+    if release < (0, 12) or cfg.feature_gates.get("LocalQueueDefaulting") is False:
         return False
     return any(lq.namespace == obj.namespace and lq.name == "default" for lq in ctx.kueue("LocalQueue"))
 
