@@ -1175,11 +1175,12 @@ def team_namespace_lacks_local_queue(ctx: Context) -> Iterator[Hit]:
         return
     have = {(o.namespace, o.name) for o in ctx.kueue("LocalQueue")}
     for ns, where in sorted(_team_namespaces(ctx, policy).items()):
-        for name in policy.team_setting(ns, "requiredLocalQueues") or []:
+        required = policy.team_setting(ns, "requiredLocalQueues") or []
+        for name in required:
             if (ns, name) not in have:
                 team = policy.team_of_namespace(ns)
                 yield Hit(where, ("metadata",), f"team {team}'s namespace {ns} has no LocalQueue {name!r} (the policy "
-                                                f"requires {', '.join(policy.team_setting(ns, 'requiredLocalQueues'))})")
+                                                f"requires {', '.join(required)})")
 
 
 def _covered_resources(ctx: Context, obj: Obj) -> tuple[set[str], str]:
