@@ -139,7 +139,8 @@ def test_binding_not_in_admin_namespace_like_kueue_docs(tmp_path: Path) -> None:
 
 
 def test_undeclared_namespace_with_label_selector_is_not_guessed(tmp_path: Path) -> None:
-    result = run(tmp_path, KUEUE_SAMPLE, job("a", namespace="team-z", labels={"x": "y"}))
+    result = run(tmp_path, KUEUE_SAMPLE, job("a", namespace="team-z", labels={"x": "y"}),
+                 job("b", namespace="team-z", labels={"x": "y"}))
     assert hits(result) == []
     [note] = hits(result, "KP612")
     assert note.severity == "info" and "team-z" in note.message and "not among the inputs" in note.message

@@ -113,6 +113,7 @@ class _Run:
     plurals: dict[str, str] = field(default_factory=dict)
     memo: dict[tuple[str, str], Any] = field(default_factory=dict)
     sizes: dict[int, tuple[Any, tuple[int, int]]] = field(default_factory=dict)
+    unknown_namespaces: set[tuple[str, str, str | None]] = field(default_factory=set)
 
 
 def _size_of(run: _Run, value: Any) -> tuple[int, int]:
@@ -519,7 +520,11 @@ def _apply(run: _Run, policy: Obj, binding: Obj, req: Request) -> None:
     if matched and not unknown:
         matched, unknown = _matches(run, binding.spec.get("matchResources"), req, policy=False)
     if unknown:
-        _note(run, policy, binding, req, f"not evaluated: {unknown}", "info")
+        key = (policy.name, binding.name, req.namespace)
+        if key not in run.unknown_namespaces:  # once per namespace, on its first object
+            run.unknown_namespaces.add(key)
+            _note(run, policy, binding, req, f"not evaluated here nor on the namespace's other objects: {unknown}",
+                  "info")
         return
     if not matched:
         return
