@@ -15,7 +15,7 @@ from typing import Any
 
 from kueueplan.compile.configuration import manager_config_map
 from kueueplan.compile.context import EnvContext
-from kueueplan.compile.gitops import argocd_application, flux_kustomization
+from kueueplan.compile.gitops import argocd_application, flux_kustomization, protect_namespace
 from kueueplan.compile.kueue import (
     admission_checks,
     check_priorities,
@@ -43,7 +43,7 @@ def compile_context(ctx: EnvContext) -> list[Manifest]:
     plans = team_plans(ctx)
     manifests: list[Manifest] = []
     manifests += manager_config_map(ctx)
-    manifests += namespaces(ctx, plans)
+    manifests += [protect_namespace(ns) for ns in namespaces(ctx, plans)]
     manifests += resource_flavors(ctx)
     manifests += priority_classes(ctx)
     manifests += admission_checks(ctx)

@@ -362,8 +362,17 @@ class ArgoCD(Strict):
     targetRevision: str = "HEAD"
     path: str | None = Field(default=None, description="Path of the rendered env in the repo (default gen/<env>)")
     project: str = "default"
-    server: str = "https://kubernetes.default.svc"
+    server: str | None = Field(default=None, description="Destination API server (default: the in-cluster one)")
+    name: str | None = Field(default=None, description="Destination cluster name, instead of server")
     namespace: DnsLabel = "argocd"
+    sourceHydrator: bool = Field(default=False, description="Use Argo CD's Source Hydrator (hydrated branch per env)")
+    hydratedBranch: str | None = Field(default=None, description="Hydrator target branch (default environments/<env>)")
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> "ArgoCD":
+        if self.server and self.name:
+            raise ValueError("give the destination as 'server' or 'name', not both")
+        return self
 
 
 class Flux(Strict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -97,6 +97,21 @@ class PriorityPolicy(_Strict):
                                                                                "allowed there")
 
 
+ApplyKind = Literal["namespaceDeletion", "workloadDeletion", "immutableChange", "overQuota", "holdAndDrain",
+                   "templateChange", "queueDeletion"]
+
+
+class ApplyPolicy(_Strict):
+    """What an apply may do without failing `diff` (rules KP700-KP706, workflow/applyplan.py); default: none."""
+
+    allow: list[ApplyKind] = Field(default_factory=list)
+    environments: dict[str, list[ApplyKind]] = Field(default_factory=dict,
+                                                     description="environment -> more kinds allowed there")
+
+    def allowed(self, env: str) -> set[str]:
+        return set(self.allow) | set(self.environments.get(env, []))
+
+
 class PolicySpec(_Strict):
     teamLabel: str = "kueueplan.io/team"
     sharedQueues: list[str] = Field(default_factory=list, description="platform-owned ClusterQueues")
@@ -109,6 +124,7 @@ class PolicySpec(_Strict):
     rules: dict[str, RuleSwitch] = Field(default_factory=dict)
     queues: QueuePolicy = Field(default_factory=QueuePolicy)
     priorities: PriorityPolicy = Field(default_factory=PriorityPolicy)
+    apply: ApplyPolicy = Field(default_factory=ApplyPolicy)
 
     @field_validator("naming")
     @classmethod
