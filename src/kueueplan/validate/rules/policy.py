@@ -426,7 +426,7 @@ def _priority_refs(obj: Obj, policy: "Policy") -> Iterator[tuple[str, tuple[Any,
         for tpath, template, _owner in pod_templates(obj):
             spec = template.get("spec")
             pcn = spec.get("priorityClassName") if isinstance(spec, dict) else None
-            if pcn:
+            if pcn and isinstance(pcn, str):  # another type: the schema rules report it
                 named = True
                 where = ".".join(str(p) for p in tpath)
                 yield str(pcn), tpath + ("spec", "priorityClassName"), f"pod template {where} priorityClassName"
