@@ -37,9 +37,16 @@ def result_json(sim: Simulation) -> dict[str, Any]:
         "workloads": [workload_entry(w) for w in sim.workloads],
         "events": list(sim.events),
     }
+    # extra field (allowed by the contract): which Kueue configuration this run simulated
+    out["configuration"] = configuration_summary(sim)
     if sim.warnings:
-        out["warnings"] = list(sim.warnings)  # extra field: situations Kueue itself would not resolve
+        out["warnings"] = list(sim.warnings)  # what was approximated or not modelled, and what Kueue would not resolve
     return out
+
+
+def configuration_summary(sim: Simulation) -> dict[str, Any]:
+    c = sim.config
+    return {"kueueVersion": f"v{c.release[0]}.{c.release[1]}", "source": c.source, "simulated": "; ".join(c.notes)}
 
 
 def _selected(exp: Expectation, wl: SimWorkload) -> bool:

@@ -192,6 +192,7 @@ def semantic(data: Mapping[str, Any], file: str | None = None, line: int | None 
         return {"kind": "Namespace", **head}
     if obj is not None:
         body = _plain(obj)
+        body.pop("admissionMode", None)  # compared as written, under otherSpec.admissionScope
         if "resourceGroups" in body:
             body["resourceGroups"] = _sorted_groups(body["resourceGroups"])
         if isinstance(obj, objects.WorkloadPriorityClass):
