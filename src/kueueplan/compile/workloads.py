@@ -216,15 +216,22 @@ def _jobset(entry: Entry, spec: WorkloadSpec) -> dict[str, Any]:
         if r.completions is not None:
             job["completions"] = r.completions
         job["template"] = _pod_template(entry, spec, r, "pod", ("replicas", i), restart_policy="Never")
-        jobs.append({"name": r.name, "replicas": r.replicas, "template": {"spec": job}})
+        typed: dict[str, Any] = {"name": r.name}
+        if r.replicas is not None:
+            typed["replicas"] = r.replicas
+        typed["template"] = {"spec": job}
+        jobs.append(_merge_under(copy.deepcopy(r.group), typed))  # group: the rest of the replicatedJob
     return {"replicatedJobs": jobs}
 
 
 def _pytorchjob(entry: Entry, spec: WorkloadSpec) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for i, r in sorted(enumerate(spec.replicas), key=lambda ir: ir[1].name):  # Master before Worker, as Kueue
-        out[r.name.capitalize()] = {"replicas": r.replicas, "restartPolicy": "OnFailure",
-                                    "template": _pod_template(entry, spec, r, "pytorch", ("replicas", i))}
+        typed: dict[str, Any] = {} if r.replicas is None else {"replicas": r.replicas}
+        if "restartPolicy" not in r.group:
+            typed["restartPolicy"] = "OnFailure"
+        typed["template"] = _pod_template(entry, spec, r, "pytorch", ("replicas", i))
+        out[r.name.capitalize()] = _merge_under(copy.deepcopy(r.group), typed)
     return {"pytorchReplicaSpecs": out}
 
 

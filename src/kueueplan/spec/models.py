@@ -269,7 +269,8 @@ class PodTemplate(Strict):
     pod: dict[str, Any] = Field(default_factory=dict, description="Extra fields of the pod spec")
     metadata: dict[str, Any] | None = Field(default=None, description="Pod template metadata")
     group: dict[str, Any] = Field(default_factory=dict,
-                                  description="Extra fields of the Ray group spec (enableIngress, ...)")
+                                  description="Extra fields of the Ray group spec (enableIngress, ...), the JobSet "
+                                              "replicatedJob or the PyTorchJob replica spec")
 
 
 class WorkerGroup(PodTemplate):
@@ -285,7 +286,7 @@ class Replica(PodTemplate):
     (name `master` or `worker`, replicas)."""
 
     name: DnsLabel
-    replicas: int = Field(default=1, ge=0, le=INT32_MAX)
+    replicas: int | None = Field(default=None, ge=0, le=INT32_MAX, description="Default 1")
     parallelism: int | None = Field(default=None, ge=0, le=INT32_MAX, description="JobSet only")
     completions: int | None = Field(default=None, ge=0, le=INT32_MAX, description="JobSet only")
 
