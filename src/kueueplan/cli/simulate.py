@@ -17,10 +17,11 @@ from kueueplan.errors import KueueplanError
 
 
 def _load(path: Path, env: str | None, until: str | None) -> Any:
-    from kueueplan.simulate.scenario import load_scenario, parse_duration, scenario_from_dict
+    from kueueplan.simulate.scenario import load_scenario, parse_duration
 
     if path.is_dir():
         from kueueplan.compile import scenario_for
+        from kueueplan.workflow.simulation import spec_scenario
 
         if env is None:
             from kueueplan.spec.load import load_spec
@@ -30,7 +31,7 @@ def _load(path: Path, env: str | None, until: str | None) -> Any:
                                  file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
         origins: list[tuple[str, int | None]] = []
         data = scenario_for(path, env, origins)
-        scenario = scenario_from_dict(data, file=f"{path}/ (env {env})", base=path, origins=origins)
+        scenario = spec_scenario(data, env, file=f"{path}/ (env {env})", base=path, origins=origins)
     elif path.is_file():
         scenario = load_scenario(path)
     else:

@@ -113,6 +113,12 @@ def _failures(sim: Simulation) -> list[list[str]]:
                 first = by[0]
                 failures.append(f"{wl.key} was preempted {len(by)} time(s), first at {first['at']}s by {first['by']} "
                                 f"({first['reason']})")
+            if exp.preempted and wl.key not in preempted:
+                failures.append(f"{wl.key} was never preempted, expected a preemption")
+            if exp.evicted is not None and not any(
+                    e["type"] == "Evicted" and e["workload"] == wl.key and exp.evicted in ("Any", e.get("reason"))
+                    for e in sim.events):
+                failures.append(f"{wl.key} was never evicted ({exp.evicted})")
             if exp.finished_by is not None:
                 if wl.finished_at is None or wl.finished_at > exp.finished_by:
                     when = "never finished" if wl.finished_at is None else f"finished at {_fmt(wl.finished_at)}"

@@ -109,6 +109,8 @@ class Expectation:
     selector: dict[str, str]  # workload / namespace / localQueue / clusterQueue / kind
     admitted_within: int | None = None
     never_preempted: bool = False
+    preempted: bool = False  # preempted at least once (what a tutorial shows)
+    evicted: str | None = None  # evicted at least once with this reason (PodsReadyTimeout, ...; "Any": any)
     finished_by: int | None = None
     state: str | None = None
     line: int | None = None
@@ -500,13 +502,19 @@ class _Reader:
             if e.get("finishedBy") is not None:
                 exp.finished_by = self._duration(e["finishedBy"], where + ("finishedBy",))
             exp.never_preempted = bool(e.get("neverPreempted", False))
+            exp.preempted = bool(e.get("preempted", False))
+            if e.get("evicted") is not None:
+                if not isinstance(e["evicted"], str):
+                    raise self.err("evicted names an eviction reason (e.g. PodsReadyTimeout) or Any",
+                                   where + ("evicted",))
+                exp.evicted = e["evicted"]
             if e.get("state") is not None:
                 states = ("Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished", "Deactivated")
                 if e["state"] not in states:
                     raise self.err(f"state must be one of {', '.join(states)}", where + ("state",))
                 exp.state = str(e["state"])
             unknown = set(e) - {"workload", "namespace", "team", "localQueue", "clusterQueue", "kind",
-                                "admittedWithin", "finishedBy", "neverPreempted", "state"}
+                                "admittedWithin", "finishedBy", "neverPreempted", "preempted", "evicted", "state"}
             if unknown:
                 raise self.err(f"unknown expectation field(s): {', '.join(sorted(unknown))}", where)
             out.append(exp)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -57,6 +57,21 @@ class EnvironmentPolicy(_Strict):
     overcommit: float = Field(default=1.0, gt=0)
 
 
+ApplyKind = Literal["namespaceDeletion", "workloadDeletion", "immutableChange", "overQuota", "holdAndDrain",
+                   "templateChange", "queueDeletion"]
+
+
+class ApplyPolicy(_Strict):
+    """What an apply may do without failing `diff` (rules KP700-KP706, workflow/applyplan.py); default: none."""
+
+    allow: list[ApplyKind] = Field(default_factory=list)
+    environments: dict[str, list[ApplyKind]] = Field(default_factory=dict,
+                                                     description="environment -> more kinds allowed there")
+
+    def allowed(self, env: str) -> set[str]:
+        return set(self.allow) | set(self.environments.get(env, []))
+
+
 class PolicySpec(_Strict):
     teamLabel: str = "kueueplan.io/team"
     sharedQueues: list[str] = Field(default_factory=list, description="platform-owned ClusterQueues")
@@ -67,6 +82,7 @@ class PolicySpec(_Strict):
     environments: dict[str, EnvironmentPolicy] = Field(default_factory=dict)
     naming: dict[str, str] = Field(default_factory=dict, description="kind -> regex ({team} = owning team)")
     rules: dict[str, RuleSwitch] = Field(default_factory=dict)
+    apply: ApplyPolicy = Field(default_factory=ApplyPolicy)
 
     @field_validator("naming")
     @classmethod
