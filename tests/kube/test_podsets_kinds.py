@@ -368,3 +368,52 @@ def test_bad_replicas_is_a_clear_error() -> None:
     js["spec"]["replicatedJobs"][1]["replicas"] = "two"
     with pytest.raises(KueueplanError, match="replicatedJob workers replicas must be an integer"):
         pod_sets_for(js)
+
+
+MPI_RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: deepspeed-distributed
+spec:
+  mlPolicy:
+    numNodes: 1
+    mpi:
+      numProcPerNode: 1
+      mpiImplementation: OpenMPI
+      runLauncherAsNode: true
+  template:
+    spec:
+      replicatedJobs:
+      - name: launcher
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: ghcr.io/kubeflow/trainer/deepspeed-runtime, resources: {requests: {cpu: "1"}}}
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: ghcr.io/kubeflow/trainer/deepspeed-runtime, command: [/usr/sbin/sshd]}
+"""
+
+
+def test_trainjob_mpi_launcher_as_node_counts_one_node_less() -> None:
+    runtime = _load(MPI_RUNTIME)[0]
+    job = _load(TRAINJOB)[1]
+    job["spec"]["runtimeRef"]["name"] = "deepspeed-distributed"
+    sets = pod_sets_for(job, related={("ClusterTrainingRuntime", "", "deepspeed-distributed"): runtime})
+    # As Trainer v2.2.1's deepspeed-distributed runtime: the launcher is the trainer step and keeps the runtime's
+    # mlPolicy.numNodes (1; the mpi plugin does not move it); plugins/mpi/mpi.go gives `node` numNodes - 1 = 3
+    # (the launcher is the 4th node), and resourcesPerNode reaches both.
+    assert _shape(sets) == {"launcher": (1, {"cpu": 8000, "memory": 64 * GI, "nvidia.com/gpu": 4}),
+                            "node": (3, {"cpu": 8000, "memory": 64 * GI, "nvidia.com/gpu": 4})}
+    runtime["spec"]["mlPolicy"]["mpi"]["runLauncherAsNode"] = False
+    sets = pod_sets_for(job, related={("ClusterTrainingRuntime", "", "deepspeed-distributed"): runtime})
+    assert {ps.name: ps.count for ps in sets} == {"launcher": 1, "node": 4}

@@ -372,7 +372,8 @@ def _trainjob_pod_sets(manifest: Mapping[str, Any], spec: Mapping[str, Any], whe
     (kubeflow/trainer pkg/runtime/core/trainingruntime.go, plugins/jobset/builder.go, plugins/torch, plainml): each
     replicatedJob counts its Job's parallelism (default 1); the one labelled
     trainjob-ancestor-step=trainer counts mlPolicy.numNodes (default 1), overridden by spec.trainer.numNodes, with
-    replicas 1, and spec.trainer.resourcesPerNode replaces the resources of its container named `node`."""
+    replicas 1, and spec.trainer.resourcesPerNode replaces the resources of its container named `node` (also of
+    the `node` job of an MPI runtime with runLauncherAsNode); counts per _trainjob_count."""
     key = trainjob_runtime_key(manifest)
     runtime = related.get(key)
     if runtime is None:
@@ -392,19 +393,35 @@ def _trainjob_pod_sets(manifest: Mapping[str, Any], spec: Mapping[str, Any], whe
         job_spec = _spec(job_tpl.get("spec"))
         pod_spec = _template_spec(job_spec.get("template"))
         is_trainer = _spec(meta(job_tpl).get("labels")).get(TRAINER_ANCESTOR_LABEL) == "trainer"
-        if is_trainer and isinstance(ml_policy, Mapping):
-            count = _int(trainer.get("numNodes"), _int(ml_policy.get("numNodes"), 1, f"{at} numNodes"),
-                         f"{where} spec.trainer.numNodes")
-            per_node = trainer.get("resourcesPerNode")
-            if isinstance(per_node, Mapping):
-                pod_spec = dict(pod_spec)
-                pod_spec["containers"] = [dict(c, resources=per_node) if _spec(c).get("name") == "node" else c
-                                          for c in pod_spec.get("containers") or []]
-        else:
-            replicas = 1 if is_trainer else _int(rj.get("replicas"), 1, f"{at} replicas")
-            count = replicas * _int(job_spec.get("parallelism"), 1, f"{at} parallelism")
+        count = _trainjob_count(rj, job_spec, name, is_trainer, ml_policy, trainer.get("numNodes"), at, where)
+        per_node = trainer.get("resourcesPerNode")
+        mpi = _spec(_spec(ml_policy).get("mpi"))
+        as_node = mpi.get("runLauncherAsNode") is True and name == "node"
+        if isinstance(per_node, Mapping) and isinstance(ml_policy, Mapping) and (is_trainer or as_node):
+            pod_spec = dict(pod_spec)
+            pod_spec["containers"] = [dict(c, resources=per_node) if _spec(c).get("name") == "node" else c
+                                      for c in pod_spec.get("containers") or []]
         sets.append(_pod_set(name, count, pod_spec, at))
     return sets
+
+
+def _trainjob_count(rj: Mapping[str, Any], job_spec: Mapping[str, Any], name: str, is_trainer: bool,
+                    ml_policy: Any, num_nodes: Any, at: str, where: str) -> int:
+    """Pods of one replicatedJob of a TrainJob's JobSet. trainingruntime.go: parallelism (default 1), the trainer
+    step mlPolicy.numNodes (default 1) with replicas 1; then the plugin of the policy: torch, jax and plainml set
+    the trainer step to the TrainJob's numNodes; mpi sets the job named `node` to numNodes, or numNodes - 1 (at
+    least 1) with runLauncherAsNode (plugins/mpi/mpi.go EnforceMLPolicy)."""
+    policy = _spec(ml_policy)
+    nodes = None if num_nodes is None else _int(num_nodes, 1, f"{where} spec.trainer.numNodes")
+    mpi = policy.get("mpi")
+    if isinstance(mpi, Mapping) and nodes is not None and name == "node":
+        return max(nodes - 1, 1) if _spec(mpi).get("runLauncherAsNode") is True else nodes
+    if is_trainer and isinstance(ml_policy, Mapping):
+        if nodes is not None and not isinstance(mpi, Mapping):
+            return nodes
+        return _int(policy.get("numNodes"), 1, f"{at} numNodes")
+    replicas = 1 if is_trainer else _int(rj.get("replicas"), 1, f"{at} replicas")
+    return replicas * _int(job_spec.get("parallelism"), 1, f"{at} parallelism")
 
 
 def _appwrapper_pod_sets(manifest: Mapping[str, Any], spec: Mapping[str, Any], where: str) -> list[PodSet]:
