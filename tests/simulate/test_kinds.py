@@ -52,3 +52,20 @@ def test_unknown_kind_still_refused(tmp_path: Path) -> None:
     sc["spec"]["workloads"][0]["manifest"]["kind"] = "SparkApplication"
     code, out = _run(tmp_path, sc)
     assert code == 2 and "workload kind 'SparkApplication' is not supported" in out
+
+
+def test_serving_kinds_before_their_shipped_release_are_unmanaged(tmp_path: Path) -> None:
+    """Kueue's shipped controller_manager_config.yaml lists pod, deployment, statefulset and leaderworkerset from
+    v0.16: on a v0.15 default install these objects get no Workload."""
+    import json
+
+    sc = _scenario("kinds-serving-lws-statefulset-deployment.yaml")
+    sc["spec"]["kueueVersion"] = "v0.15.0"
+    code, out = _run(tmp_path, sc)
+    assert code == 0, out
+    report = json.loads(out)
+    assert {w["name"]: w["state"] for w in report["workloads"]} == {
+        "serving/vllm-0": "Inadmissible", "serving/vllm-1": "Inadmissible", "serving/triton": "Inadmissible",
+        "serving/embedder-0": "Inadmissible", "serving/embedder-1": "Inadmissible",
+        "serving/embedder-2": "Inadmissible"}
+    assert "leaderworkerset.x-k8s.io/leaderworkerset is not enabled" in out
