@@ -142,3 +142,20 @@ spec:
     assert "metadata.labels" in hit.message and "'training'" in hit.message
     # a Deployment's pods are each a Workload that reads its own label: the template label works
     assert _findings(tmp_path, template.replace("KIND", "Deployment"), "KP440") == []
+
+
+def test_kp441_max_pod_sets_follows_the_release(tmp_path: Path) -> None:
+    jobs = "\n".join(f"  - {{name: job-{i}, template: {{spec: {{template: {{spec: {{containers: [{{name: c, image: b}}]}}}}}}}}}}"
+                     for i in range(9))
+    text = ("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: sweep\n  labels:\n"
+            "    kueue.x-k8s.io/queue-name: q\nspec:\n  replicatedJobs:\n" + jobs + "\n")
+    path = tmp_path / "js.yaml"
+    path.write_text(text)
+
+    def hits(version: str) -> list[str]:
+        return [f.message for f in validate([str(path)], policies=[], kueue_version=version).findings
+                if f.rule == "KP441"]
+
+    assert hits("v0.19.2") == []  # 9 <= 18
+    [msg] = hits("v0.17.0")  # 9 > 8
+    assert "9 pod sets" in msg and "at most 8" in msg

@@ -89,3 +89,96 @@ def queue_label_on_template(obj: Obj, ctx: Context) -> Iterator[Hit]:
                              f"{kueue.QUEUE_LABEL}: {queue!r} label on this template is ignored; "
                              "move it to the object's metadata.labels")
         return  # once per object
+
+
+def _max_pod_sets(version: tuple[int, int]) -> int:
+    """apis/kueue/*/workload_types.go MaxPodSets: 8 before v0.18, 10 in v0.18, 18 from v0.19."""
+    return 18 if version >= (0, 19) else 10 if version >= (0, 18) else 8
+
+
+@rule("KP441", "error", "5 never works", kinds=("JobSet", "AppWrapper"))
+def too_many_pod_sets(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A queued JobSet or AppWrapper would make a Workload with more pod sets than Kueue allows.
+
+    Kueue makes one pod set per replicatedJob of a JobSet and per component pod set of an AppWrapper; the
+    Workload API refuses more than MaxPodSets (18 from Kueue v0.19, 10 in v0.18, 8 before), so no Workload is
+    created and the job stays suspended. Merge replicated jobs or split the object.
+
+    Fails:
+
+    ```yaml
+    apiVersion: jobset.x-k8s.io/v1alpha2
+    kind: JobSet
+    metadata:
+      name: sweep
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      replicatedJobs:
+          - {name: job-0, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-1, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-2, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-3, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-4, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-5, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-6, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-7, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-8, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-9, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-10, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-11, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-12, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-13, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-14, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-15, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-16, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-17, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-18, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: jobset.x-k8s.io/v1alpha2
+    kind: JobSet
+    metadata:
+      name: sweep
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      replicatedJobs:
+          - {name: job-0, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-1, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-2, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-3, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-4, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-5, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-6, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-7, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-8, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-9, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-10, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-11, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-12, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-13, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-14, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-15, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-16, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+          - {name: job-17, template: {spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}}}
+    ```
+    """
+    if not obj.labels.get(kueue.QUEUE_LABEL):
+        return
+    from kueueplan.errors import KueueplanError
+    from kueueplan.kube.podsets import pod_sets_for, version_tuple
+
+    try:
+        version = version_tuple(obj.kueue_version or ctx.kueue_version)
+        sets = pod_sets_for(obj.data, version)
+    except KueueplanError:
+        return  # shapes are the schema layer's and KP501's to report
+    limit = _max_pod_sets(version)
+    if len(sets) > limit:
+        where = "replicatedJobs" if obj.kind == "JobSet" else "components"
+        yield Hit(obj, ("spec", where), f"{len(sets)} pod sets; a Kueue v{version[0]}.{version[1]} Workload holds "
+                                        f"at most {limit}, so Kueue creates none and the {obj.kind} never runs")
