@@ -32,7 +32,7 @@ from kueueplan.compile.workloads import workload_manifest, workload_plans
 from kueueplan.spec.load import Platform, load_spec
 
 Manifest = dict[str, Any]
-WORKLOAD_ORDER = ["RayJob", "RayCluster", "Job", "Pod"]
+WORKLOAD_ORDER = ["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"]
 
 __all__ = ["compile_environment", "compile_platform", "scenario_for", "EnvContext", "argocd_application",
            "flux_kustomization", "environment_names"]

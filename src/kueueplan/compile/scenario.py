@@ -17,7 +17,7 @@ from kueueplan.compile.kueue import team_plans
 from kueueplan.compile.workloads import check_priority, workload_manifest, workload_plans
 from kueueplan.kube.quantity import canonical
 
-WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod"}
+WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"}
 
 
 def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],

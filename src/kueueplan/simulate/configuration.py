@@ -15,13 +15,16 @@ from typing import Any
 
 from kueueplan.kube.configuration import NAMESPACE_SELECTOR_FOR_LABELLED, Configuration, shipped_manager_config
 from kueueplan.kube.objects import LabelSelector, Source, read_label_selector, selector_matches
-from kueueplan.kube.podsets import PodSet, WorkloadSpec
+from kueueplan.kube.podsets import RUNTIME_KINDS, PodSet, WorkloadSpec
 from kueueplan.kube.quantity import is_cpu, parse_quantity, resource_value
 
 # The integration (framework name) that manages each workload kind the simulator reads.
 FRAMEWORK_OF_KIND = {"Job": "batch/job", "RayJob": "ray.io/rayjob", "RayCluster": "ray.io/raycluster",
                      "Pod": "pod", "JobSet": "jobset.x-k8s.io/jobset", "PyTorchJob": "kubeflow.org/pytorchjob",
-                     "MPIJob": "kubeflow.org/mpijob"}
+                     "MPIJob": "kubeflow.org/mpijob", "TrainJob": "trainer.kubeflow.org/trainjob",
+                     "AppWrapper": "workload.codeflare.dev/appwrapper",
+                     "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset", "StatefulSet": "statefulset",
+                     "Deployment": "deployment"}
 
 # Feature gates whose switch the simulator follows; every other gate named in the Configuration is a warning
 # (the release's default is simulated). pkg/features/kube_features.go (v0.19.2) defaults: all on.
@@ -206,6 +209,8 @@ def not_simulated_warning(objects: list[Any], limit: int = 20) -> str | None:
             continue
         if str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"):
             continue  # kustomize's own file (a build artefact), never applied to a cluster
+        if data.get("kind") in RUNTIME_KINDS and str(data.get("apiVersion", "")).startswith("trainer.kubeflow.org/"):
+            continue  # read by the TrainJobs that refer to them (kube.podsets)
         ns = f"{md['namespace']}/" if md.get("namespace") else ""
         names.append(f"{data.get('kind')} {ns}{md.get('name')}")
     if not names:

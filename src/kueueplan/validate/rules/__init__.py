@@ -9,6 +9,7 @@ from kueueplan.validate.rules import (  # noqa: F401
     hygiene,
     jobs,
     jobwebhook,
+    kinds,
     release,
     loading,
     policy,
