@@ -50,7 +50,7 @@ class Simulation:
         self.by_ref: dict[tuple[str, str, str], SimWorkload] = {}
         self.orphans: dict[str, SimWorkload] = {}
         self.events: list[dict[str, Any]] = []
-        self.warnings: list[str] = []
+        self.warnings: list[str] = list(scenario.warnings)
         self.now = 0
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []
@@ -211,7 +211,7 @@ class Simulation:
             spec = self._derive(t)
         except KueueplanError as err:
             if err.file is None:
-                err.file, err.line = self.scenario.file, t.line
+                err.file, err.line = t.file or self.scenario.file, t.line
             raise
         wl = SimWorkload(len(self.workloads), spec, self.now, t.run_for, t.manifest)
         wl.queue_ts = self.now

@@ -20,6 +20,7 @@ from kueueplan.kube import yamlio
 from kueueplan.kube.objects import read_object
 from kueueplan.kube.podsets import version_tuple
 from kueueplan.kube.quantity import resource_value
+from kueueplan.simulate import load
 from kueueplan.simulate.heap import without_cycle_collector
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
@@ -77,6 +78,7 @@ class WorkloadTemplate:
     name: str
     line: int | None
     group: int | None = None  # copies of one `workloads` entry share it (pod sets are derived once)
+    file: str | None = None  # where the manifest is, when not in the scenario file (load from manifests)
 
 
 @dataclass
@@ -121,6 +123,7 @@ class Scenario:
     kueue_version: tuple[int, int] = (0, 19)
     fair_sharing: dict[str, Any] | None = None
     expectations: list[Expectation] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # objects not understood (simulate/load.py)
 
 
 def load_scenario(path: str | Path, until: Any = None) -> Scenario:
@@ -146,13 +149,26 @@ def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: 
     return _Reader(doc, base / "scenario.yaml" if base else None).read()
 
 
+@without_cycle_collector
+def scenario_from_manifests(objects: list[load.Obj], name: str, kueue_version: str | None = None) -> Scenario:
+    """Plain manifests (kustomize/Helm output, a folder, stdin) as a scenario: the workloads in them are the load
+    (simulate/load.py); a kueue-manager-config ConfigMap among them travels with the other manifests."""
+    data: dict[str, Any] = {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": name},
+                            "spec": {} if kueue_version is None else {"kueueVersion": kueue_version}}
+    doc = yamlio.Document(data=data, file=name, index=0, line=None)
+    return _Reader(doc, None, objects=objects).read()
+
+
 class _Reader:
-    def __init__(self, doc: Any, path: Path | None) -> None:
+    def __init__(self, doc: Any, path: Path | None, objects: list[load.Obj] | None = None) -> None:
         self.doc = doc
         self.path = path
         self.file = str(path) if path is not None else getattr(doc, "file", "<scenario>")
+        self.objects = objects  # plain manifests given instead of spec.manifests/manifestFiles
 
     def err(self, message: str, where: tuple = (), hint: str | None = None) -> KueueplanError:
+        if isinstance(where, load.At):  # a load object of the manifests: name its file and line
+            return KueueplanError(message, file=where.file, line=where.line, hint=hint)
         line = None
         try:
             line = self.doc.line_of(where) if where else self.doc.line
@@ -161,6 +177,8 @@ class _Reader:
         return KueueplanError(message, file=self.file, line=line, hint=hint)
 
     def line(self, where: tuple) -> int | None:
+        if isinstance(where, load.At):
+            return where.line
         try:
             return self.doc.line_of(where)
         except Exception:  # noqa: BLE001
@@ -190,17 +208,19 @@ class _Reader:
             version = version_tuple(spec.get("kueueVersion"))
         except KueueplanError as e:
             raise self.err(e.message, ("spec", "kueueVersion"), e.hint) from None
+        cluster, workload_objects = load.split(self._manifests(spec))
         scenario = Scenario(
             name=str(meta.get("name") or (self.path.stem if self.path else "scenario")),
             file=self.file,
-            manifests=self._manifests(spec),
-            workloads=self._workloads(spec),
+            manifests=cluster,
+            workloads=self._workloads(spec, workload_objects),
             events=self._events(spec),
             admission_checks=self._checks(spec),
             until=self._duration(spec.get("until"), ("spec", "until")) if spec.get("until") is not None else None,
             kueue_version=version,
             fair_sharing=self._fair_sharing(spec),
             expectations=self._expectations(spec),
+            warnings=load.warnings_for(cluster),
         )
         return scenario
 
@@ -220,12 +240,17 @@ class _Reader:
 
     def _manifests(self, spec: Mapping[str, Any]) -> list[tuple[dict[str, Any], str, int | None]]:
         out: list[tuple[dict[str, Any], str, int | None]] = []
+        if self.objects is not None:
+            for data, file, line in self.objects:
+                self._check_object(data, file, line)
+            return list(self.objects)
         for i, m in enumerate(self._list(spec, "manifests")):
             where = ("spec", "manifests", i)
             if not isinstance(m, Mapping):
                 raise self.err("each manifest must be a mapping", where)
             self._check_object(m, self.file, self.line(where))
             out.append((dict(m), self.file, self.line(where)))
+        inline, out = out, []
         for i, f in enumerate(self._list(spec, "manifestFiles")):
             where = ("spec", "manifestFiles", i)
             for path in self._resolve(f, where):
@@ -238,7 +263,7 @@ class _Reader:
                             raise KueueplanError("a manifest must be a mapping", file=str(path), line=d.line)
                         self._check_object(item, str(path), d.line)
                         out.append((dict(item), str(path), d.line))
-        return out
+        return load.ordered(inline, out)
 
     def _check_object(self, m: Mapping[str, Any], file: str, line: int | None) -> None:
         try:
@@ -270,16 +295,17 @@ class _Reader:
             raise self.err(f"manifestFiles entry {entry!r} does not exist ({target})", where)
         return [target]
 
-    def _workloads(self, spec: Mapping[str, Any]) -> list[WorkloadTemplate]:
+    def _workloads(self, spec: Mapping[str, Any], objects: list[load.Obj] = ()) -> list[WorkloadTemplate]:
         out: list[WorkloadTemplate] = []
         ordinal = 0
-        for i, w in enumerate(self._list(spec, "workloads")):
-            where = ("spec", "workloads", i)
+        for i, entry in enumerate(load.entries(self._list(spec, "workloads"), list(objects), self.err)):
+            w, where = entry.data, entry.where
             if not isinstance(w, Mapping):
                 raise self.err("each workload must be a mapping", where)
             manifest = w.get("manifest")
             if not isinstance(manifest, Mapping):
-                raise self.err("a workload needs a manifest", where + ("manifest",))
+                raise self.err("a workload needs a manifest (or a ref to an object of the manifests)",
+                               where + ("manifest",))
             kind = manifest.get("kind")
             if kind not in ("RayJob", "RayCluster", "Job", "Pod", "Workload"):
                 raise self.err(f"workload kind {kind!r} is not supported", where + ("manifest", "kind"),
@@ -309,12 +335,14 @@ class _Reader:
                     md["name"] = f"{gen}{ordinal}"
                 md.pop("generateName", None)
                 md.setdefault("namespace", "default")
-                out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, md["name"], self.line(where), i))
+                out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, md["name"], self.line(where), i,
+                                            where.file if isinstance(where, load.At) else None))
         seen: set[tuple[str, str, str]] = set()
         for t in out:
             key = (str(t.manifest.get("kind")), str(t.manifest["metadata"]["namespace"]), t.name)
             if key in seen:
-                raise KueueplanError(f"two workloads are named {key[0]} {key[1]}/{key[2]}", file=self.file, line=t.line,
+                raise KueueplanError(f"two workloads are named {key[0]} {key[1]}/{key[2]}", file=t.file or self.file,
+                                     line=t.line,
                                      hint="names must be unique per kind and namespace (count appends -1..-N)")
             seen.add(key)
         return out

@@ -112,8 +112,9 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> Dif
         result = EnvDiff(env, diff_quotas(quota_table(base_cluster), quota_table(head_cluster), teams),
                          diff_objects(index(base_docs), index(head_docs)), head_cluster=head_cluster, status=status)
         if simulate is not None and status == "changed":
-            before = simulate(base, env) if base.is_spec else None
-            after = simulate(head, env) if head.is_spec else None
+            # a spec's declared load, or the workload objects of plain manifests (their load, second edition)
+            before = simulate(base, env)
+            after = simulate(head, env)
             if after is not None:
                 result.simulated = True
                 result.workloads = workload_deltas(before.result if before else None, after.result)

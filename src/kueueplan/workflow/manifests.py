@@ -58,6 +58,29 @@ def load_documents(paths: Iterable[Path]) -> list[Document]:
     return out
 
 
+def read_stdin(stream: Any = None) -> list[Document]:
+    """`-`: the documents of standard input (e.g. `kustomize build | kueueplan simulate -`), size-bounded."""
+    import sys
+
+    raw = (stream or sys.stdin.buffer).read(yamlio.MAX_FILE_BYTES + 1)
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    if len(raw) > yamlio.MAX_FILE_BYTES:
+        raise KueueplanError(f"standard input is larger than {yamlio.MAX_FILE_BYTES} bytes", file="<stdin>",
+                             hint="split the manifests, or pass a folder")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise KueueplanError("standard input is not UTF-8 text", file="<stdin>") from None
+    out: list[Document] = []
+    for doc in yamlio.load_text(text, "<stdin>"):
+        out.extend(_flatten(doc))
+    if not out:
+        raise KueueplanError("no Kubernetes objects on standard input", file="<stdin>",
+                             hint="pipe manifests in, e.g. kustomize build overlays/prod | kueueplan simulate -")
+    return out
+
+
 def _looks_like_object(data: Any) -> bool:
     return isinstance(data, Mapping) and bool(data.get("apiVersion") or data.get("kind"))
 

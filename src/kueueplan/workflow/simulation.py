@@ -1,29 +1,94 @@
-"""The bridge to the simulator: a spec environment's declared load -> `SimRun` (JSON result + broken expectations).
+"""The bridge to the simulator: what `simulate`, `check` and `diff` run.
 
-Kept apart so `diff` and `check` stay pure. Returns None when the side is not a spec or the environment
-declares no load (nothing to simulate).
+A spec environment's declared load, or plain manifests (a folder, a file, stdin) whose workload objects are
+the load (simulate/load.py, the contract's second edition) -> `SimRun` (JSON result + broken expectations).
+Kept apart so `diff` and `check` stay pure. Returns None when there is nothing to simulate.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Iterable
+
+from kueueplan.errors import KueueplanError
+from kueueplan.kube.yamlio import Document
 from kueueplan.workflow.diff import SimRun
+from kueueplan.workflow.manifests import KUEUEPLAN_API, is_spec_document, load_documents, read_stdin
 from kueueplan.workflow.sources import Side
 
 
 def simulate_env(spec_dir: object, env: str) -> SimRun | None:
     from kueueplan.compile import scenario_for
-    from kueueplan.simulate.engine import simulate
-    from kueueplan.simulate.result import check_expectations, result_json
     from kueueplan.simulate.scenario import scenario_from_dict
 
     scenario = scenario_for(spec_dir, env)  # type: ignore[arg-type]
     if not scenario.get("spec", {}).get("workloads"):
         return None
-    sim = simulate(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})"))
-    return SimRun(result_json(sim), check_expectations(sim), len(scenario["spec"].get("expectations", [])))
+    return run(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})"),
+               len(scenario["spec"].get("expectations", [])))
+
+
+def run(scenario: Any, expectations: int = 0) -> SimRun:
+    from kueueplan.simulate.engine import simulate
+    from kueueplan.simulate.result import check_expectations, result_json
+
+    sim = simulate(scenario)
+    return SimRun(result_json(sim), check_expectations(sim), expectations)
+
+
+def is_scenario(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("kind") == "Scenario" and data.get("apiVersion") in (None, KUEUEPLAN_API)
+
+
+def manifests_scenario(docs: Iterable[Any], name: str, kueue_version: str | None = None) -> Any:
+    """Plain manifests -> Scenario; Scenario documents lying among them (a repository's own) are skipped."""
+    from kueueplan.simulate.scenario import scenario_from_manifests
+
+    objects = [(dict(getattr(d, "data", d)), getattr(d, "file", name), getattr(d, "line", None)) for d in docs
+               if not is_scenario(getattr(d, "data", d))]
+    return scenario_from_manifests(objects, name, kueue_version)
+
+
+def has_load(scenario: Any) -> bool:
+    return bool(scenario.workloads)
 
 
 def simulate_side(side: Side, env: str) -> SimRun | None:
-    if not side.is_spec:
-        return None
-    return simulate_env(side.path, env)
+    if side.is_spec:
+        return simulate_env(side.path, env)
+    scenario = manifests_scenario(side.envs[env], str(side.path))
+    return run(scenario) if has_load(scenario) else None
+
+
+def read_input(arg: str) -> tuple[str, list[Document], bool]:
+    """A PATH argument (folder, file or `-`) -> (name, documents, is a spec folder)."""
+    if arg == "-":
+        return "<stdin>", read_stdin(), False
+    path = Path(arg)
+    if not path.exists():
+        raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file, a spec folder (with --env), "
+                             "a manifest folder or file, or - for stdin")
+    docs = load_documents([path])
+    return str(path), docs, path.is_dir() and any(is_spec_document(d.data) for d in docs)
+
+
+def scenario_for_input(arg: str, env: str | None, kueue_version: str | None = None) -> Any:
+    """What `kueueplan simulate ARG` runs: a Scenario file, a spec folder's environment, or plain manifests."""
+    from kueueplan.simulate.scenario import load_scenario, scenario_from_dict, scenario_from_document
+
+    name, docs, spec = read_input(arg)
+    if spec:
+        from kueueplan.compile import scenario_for
+
+        if env is None:
+            raise KueueplanError("a spec folder needs --env", file=name, hint="e.g. --env prod")
+        return scenario_from_dict(scenario_for(Path(arg), env), file=f"{arg}/ (env {env})", base=Path(arg))
+    if len(docs) == 1 and is_scenario(docs[0].data):
+        if arg == "-":
+            return scenario_from_document(docs[0], None)
+        return load_scenario(arg)
+    if any(is_scenario(d.data) for d in docs) and arg != "-" and Path(arg).is_file():
+        raise KueueplanError("a Scenario file holds exactly one YAML document", file=name)
+    if not docs:
+        raise KueueplanError("no Kubernetes objects found", file=name)
+    return manifests_scenario(docs, name, kueue_version)
