@@ -2,7 +2,8 @@
 
 A workload object (RayJob, RayCluster, Job, Pod, Workload) found in a scenario's `manifests` or
 `manifestFiles`, or in plain manifests given to `simulate`/`check`/`diff`, is load: created at 0, before
-the `workloads` entries of that instant, in the order of `manifests` then `manifestFiles` (files in sorted
+the `workloads` entries of that instant (a `generateName` gets the ordinal of its place among the load
+objects; `workloads` entries keep the first edition's numbering), in the order of `manifests` then `manifestFiles` (files in sorted
 path order, documents in file order), never finishing by itself. The `kueueplan.io/*` annotations below
 set its arrival, run time, pod readiness delay and copies. A `workloads` entry may instead name such an
 object with `ref: {kind, namespace, name}` (`name` may be an object's `generateName`); a referenced object
@@ -65,6 +66,7 @@ class At(tuple):
 class Entry:
     data: dict[str, Any]  # a `workloads` entry with `manifest` (refs resolved)
     where: tuple  # ("spec", "workloads", i), or an At for an object of the manifests
+    first_given: int = -1  # index of the first `workloads` entry (generateName ordinals restart there)
 
 
 def is_workload(data: Mapping[str, Any]) -> bool:
@@ -139,6 +141,8 @@ def entries(workloads: list[Any], objects: list[Obj], err: Callable[..., Excepti
             w = {k: v for k, v in w.items() if k != "ref"} | {"manifest": found[0]}
         given.append(Entry(w, where))
     load = [_annotation_entry(o) for o in objects if is_workload(o[0]) and id(o) not in referenced]
+    for e in load + given:
+        e.first_given = len(load)
     return load + given
 
 

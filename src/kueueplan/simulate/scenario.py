@@ -300,6 +300,8 @@ class _Reader:
         ordinal = 0
         for i, entry in enumerate(load.entries(self._list(spec, "workloads"), list(objects), self.err)):
             w, where = entry.data, entry.where
+            if i == entry.first_given:
+                ordinal = 0  # generateName ordinals count `workloads` entries alone, as in the first edition
             if not isinstance(w, Mapping):
                 raise self.err("each workload must be a mapping", where)
             manifest = w.get("manifest")
@@ -315,7 +317,7 @@ class _Reader:
             count = w.get("count", 1)
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise self.err("count must be a positive integer", where + ("count",))
-            if ordinal + count > MAX_WORKLOADS:
+            if len(out) + count > MAX_WORKLOADS:
                 raise self.err(f"count {count} brings the scenario above {MAX_WORKLOADS:,} workloads",
                                where + ("count",), hint="simulate a smaller sample of the load")
             every = self._duration(w.get("every", 0), where + ("every",))

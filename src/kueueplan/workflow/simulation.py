@@ -40,6 +40,11 @@ def is_scenario(data: Any) -> bool:
     return isinstance(data, dict) and data.get("kind") == "Scenario" and data.get("apiVersion") in (None, KUEUEPLAN_API)
 
 
+def _kueueplan_document(data: Any) -> bool:
+    """A kueueplan document that is not a spec folder's: a Scenario with a mistake, read as one for its error."""
+    return isinstance(data, dict) and str(data.get("apiVersion", "")).startswith("kueueplan.io/")
+
+
 def manifests_scenario(docs: Iterable[Any], name: str, kueue_version: str | None = None) -> Any:
     """Plain manifests -> Scenario; Scenario documents lying among them (a repository's own) are skipped."""
     from kueueplan.simulate.scenario import scenario_from_manifests
@@ -83,7 +88,7 @@ def scenario_for_input(arg: str, env: str | None, kueue_version: str | None = No
         if env is None:
             raise KueueplanError("a spec folder needs --env", file=name, hint="e.g. --env prod")
         return scenario_from_dict(scenario_for(Path(arg), env), file=f"{arg}/ (env {env})", base=Path(arg))
-    if len(docs) == 1 and is_scenario(docs[0].data):
+    if len(docs) == 1 and (is_scenario(docs[0].data) or _kueueplan_document(docs[0].data)):
         if arg == "-":
             return scenario_from_document(docs[0], None)
         return load_scenario(arg)
