@@ -58,8 +58,8 @@ def load_documents(paths: Iterable[Path]) -> list[Document]:
     return out
 
 
-def read_stdin(stream: Any = None) -> list[Document]:
-    """`-`: the documents of standard input (e.g. `kustomize build | kueueplan simulate -`), size-bounded."""
+def read_stdin_text(stream: Any = None) -> str:
+    """`-`: standard input as text (e.g. `kustomize build | kueueplan simulate -`), size-bounded."""
     import sys
 
     raw = (stream or sys.stdin.buffer).read(yamlio.MAX_FILE_BYTES + 1)
@@ -69,14 +69,18 @@ def read_stdin(stream: Any = None) -> list[Document]:
         raise KueueplanError(f"standard input is larger than {yamlio.MAX_FILE_BYTES} bytes", file="<stdin>",
                              hint="split the manifests, or pass a folder")
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise KueueplanError("standard input is not UTF-8 text", file="<stdin>") from None
+
+
+def documents_from_text(text: str, file: str = "<stdin>") -> list[Document]:
+    """The objects of one YAML stream (`List` kinds flattened), as `load_documents` reads a file."""
     out: list[Document] = []
-    for doc in yamlio.load_text(text, "<stdin>"):
+    for doc in yamlio.load_text(text, file):
         out.extend(_flatten(doc))
     if not out:
-        raise KueueplanError("no Kubernetes objects on standard input", file="<stdin>",
+        raise KueueplanError("no Kubernetes objects on standard input", file=file,
                              hint="pipe manifests in, e.g. kustomize build overlays/prod | kueueplan simulate -")
     return out
 

@@ -13,7 +13,8 @@ from typing import Any, Iterable
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.yamlio import Document
 from kueueplan.workflow.diff import SimRun
-from kueueplan.workflow.manifests import KUEUEPLAN_API, is_spec_document, load_documents, read_stdin
+from kueueplan.workflow.manifests import (KUEUEPLAN_API, documents_from_text, is_spec_document, load_documents,
+                                          read_stdin_text)
 from kueueplan.workflow.sources import Side
 
 
@@ -65,10 +66,10 @@ def simulate_side(side: Side, env: str) -> SimRun | None:
     return run(scenario) if has_load(scenario) else None
 
 
-def read_input(arg: str) -> tuple[str, list[Document], bool]:
+def read_input(arg: str, stdin_text: str | None = None) -> tuple[str, list[Document], bool]:
     """A PATH argument (folder, file or `-`) -> (name, documents, is a spec folder)."""
     if arg == "-":
-        return "<stdin>", read_stdin(), False
+        return "<stdin>", documents_from_text(read_stdin_text() if stdin_text is None else stdin_text), False
     path = Path(arg)
     if not path.exists():
         raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file, a spec folder (with --env), "
