@@ -106,6 +106,9 @@ def _find(ref: Mapping[str, Any], objects: list[Obj], err: Callable[[str, tuple]
     kind, name = ref.get("kind"), ref.get("name")
     if not kind or not name:
         raise err("ref needs kind and name (and namespace, default `default`)", where + ("ref",))
+    if str(kind) not in WORKLOAD_KINDS:
+        raise err(f"ref {kind}: not a workload kind the simulator runs", where + ("ref", "kind"),
+                  hint=f"refer to one of {', '.join(WORKLOAD_KINDS)}")
     namespace = str(ref.get("namespace") or "default")
     named = [o for o in objects if _key(o[0]) == (str(kind), namespace) and meta(o[0]).get("name") == name]
     if not named:  # an object created with generateName is referred to by that prefix
@@ -116,9 +119,6 @@ def _find(ref: Mapping[str, Any], objects: list[Obj], err: Callable[[str, tuple]
     if len(named) > 1:
         raise err(f"ref {kind} {namespace}/{name} matches {len(named)} objects "
                   f"({', '.join(f'{f}:{ln}' for _, f, ln in named)})", where + ("ref",))
-    if not is_workload(named[0][0]):
-        raise err(f"ref {kind} {namespace}/{name} is not a workload kind the simulator runs",
-                  where + ("ref",), )
     return named[0]
 
 
