@@ -237,7 +237,7 @@ def out_of_range(resource_name: str, value: str | int | float, quota: bool) -> s
     if capped(value):
         notes.append("the API server caps binary-suffix quantities at 2^63-1 (9223372036854775807)")
     units = exact * 1000 if is_cpu(resource_name) else exact
-    unit = "millicores" if is_cpu(resource_name) else "units"
+    unit = "millicores" if is_cpu(resource_name) else "base units"
     if quota and exact >= (_UNLIMITED_CPU if is_cpu(resource_name) else _UNLIMITED_OTHER):
         notes.append(f"in {unit} it does not fit Kueue's int64 arithmetic, so Kueue treats this quota as unlimited")
     elif not quota and abs(units) > MAX_INT64:

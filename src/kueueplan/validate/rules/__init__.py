@@ -8,6 +8,7 @@ from kueueplan.validate.rules import (  # noqa: F401
     jobs,
     loading,
     policy,
+    quantities,
     references,
     webhook,
 )
