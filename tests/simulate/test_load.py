@@ -49,10 +49,11 @@ def job(name: str, cpu: int = 2, annotations: dict | None = None, generate: bool
                                                            "resources": {"requests": {"cpu": str(cpu)}}}]}}}}
 
 
-def scenario(tmp: Path, spec: dict, files: dict[str, list[dict]] | None = None) -> Path:
+def scenario(tmp: Path, spec: dict, files: dict[str, list[dict]] | None = None,
+             other: dict[str, list[dict]] | None = None) -> Path:
     (tmp / ".git").mkdir(exist_ok=True)  # the repository root that manifestFiles must stay inside
     (tmp / "cluster.yaml").write_text(CLUSTER)
-    for rel, docs in (files or {}).items():
+    for rel, docs in {**(files or {}), **(other or {})}.items():
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_text(yaml.safe_dump_all(docs, sort_keys=False))
     spec = {"manifestFiles": ["cluster.yaml", *sorted(files or {})], **spec}
@@ -157,6 +158,7 @@ def test_no_example_scenario_inlines_a_workload_of_its_gen(path: Path) -> None:
     built = _manifest_keys(path.parent / "gen")
     spec = yaml.safe_load(path.read_text())["spec"]
     inlined = [w["manifest"] for w in spec.get("workloads", []) if "manifest" in w]
+    inlined += [e["apply"] for e in spec.get("events", []) if "apply" in e and "manifestFile" not in e["apply"]]
     copies = [(m["kind"], m["metadata"].get("namespace", "default"),
                m["metadata"].get("name") or m["metadata"].get("generateName")) for m in inlined]
     assert not [c for c in copies if c in built]
@@ -167,3 +169,19 @@ def test_json_names_load_from_manifests(tmp_path: Path) -> None:
     path = scenario(tmp_path, {}, {"jobs.yaml": [job("x")]})
     res = CliRunner().invoke(main, ["simulate", str(path), "-o", "json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["workloads"][0]["name"] == "default/x"
+
+
+def test_apply_manifest_file_applies_the_built_objects(tmp_path: Path) -> None:
+    bigger = yaml.safe_load_all(CLUSTER.replace("nominalQuota: 4", "nominalQuota: 8"))
+    spec = {"events": [{"at": "1m", "apply": {"manifestFile": "raised/cluster.yaml"}}]}
+    out = run(scenario(tmp_path, spec, {"jobs.yaml": [job("a", 4), job("b", 4)]}, {"raised/cluster.yaml": list(bigger)}))
+    assert [(w["name"], w["admittedAt"]) for w in out["workloads"]] == [("default/a", 0), ("default/b", 60)]
+
+
+def test_apply_manifest_file_refuses_workloads_and_escapes(tmp_path: Path) -> None:
+    spec = {"events": [{"at": 0, "apply": {"manifestFile": "more.yaml"}}]}
+    with pytest.raises(KueueplanError, match="workloads arrive through"):
+        load_scenario(scenario(tmp_path, spec, {}, {"more.yaml": [job("x")]}))
+    spec = {"events": [{"at": 0, "apply": {"manifestFile": "../../etc/passwd"}}]}
+    with pytest.raises(KueueplanError, match="leaves"):
+        load_scenario(scenario(tmp_path, spec))

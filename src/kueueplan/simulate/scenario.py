@@ -362,6 +362,11 @@ class _Reader:
             target = e[action]
             if not isinstance(target, Mapping):
                 raise self.err(f"{action} must be a mapping", where + (action,))
+            if action == "apply" and set(target) == {"manifestFile"}:
+                at = self._duration(e.get("at", 0), where + ("at",))
+                out += [ScenarioEvent(at, action, obj, line, i)
+                        for obj, _file, line in self._apply_file(target["manifestFile"], where + (action, "manifestFile"))]
+                continue
             if action == "apply":
                 self._check_object(target, self.file, self.line(where + (action,)))
                 if not isinstance(target.get("metadata"), Mapping) or not target["metadata"].get("name"):
@@ -370,6 +375,25 @@ class _Reader:
                 raise self.err(f"{action} needs kind and name (and namespace for namespaced objects)", where + (action,))
             out.append(ScenarioEvent(self._duration(e.get("at", 0), where + ("at",)), action, dict(target),
                                      self.line(where), i))
+        return out
+
+    def _apply_file(self, entry: Any, where: tuple) -> list[load.Obj]:
+        """`apply: {manifestFile: PATH}`: every object of a built file (e.g. another environment's gen/), so a
+        scenario applies the build instead of a copy of it. Resolved as manifestFiles are."""
+        out: list[load.Obj] = []
+        for path in self._resolve(entry, where):
+            for d in yamlio.load_file(path):
+                items = d.data.get("items") if isinstance(d.data, Mapping) and str(d.data.get("kind", "")).endswith("List") else None
+                for item in (items if isinstance(items, list) else [d.data]):
+                    if not isinstance(item, Mapping):
+                        raise KueueplanError("a manifest must be a mapping", file=str(path), line=d.line)
+                    if load.is_workload(item):
+                        raise KueueplanError(f"apply cannot create the {item.get('kind')} of {path}: workloads "
+                                             "arrive through `workloads` (ref) or as load", file=str(path), line=d.line)
+                    self._check_object(item, str(path), d.line)
+                    if not isinstance(item.get("metadata"), Mapping) or not item["metadata"].get("name"):
+                        raise KueueplanError("apply needs objects with metadata.name", file=str(path), line=d.line)
+                    out.append((dict(item), str(path), d.line))
         return out
 
     def _checks(self, spec: Mapping[str, Any]) -> dict[str, CheckModel]:
