@@ -185,3 +185,21 @@ def test_apply_manifest_file_refuses_workloads_and_escapes(tmp_path: Path) -> No
     spec = {"events": [{"at": 0, "apply": {"manifestFile": "../../etc/passwd"}}]}
     with pytest.raises(KueueplanError, match="leaves"):
         load_scenario(scenario(tmp_path, spec))
+
+
+def test_gke_infinite_quota_simulates_and_says_what_it_becomes(tmp_path: Path) -> None:
+    """`nominalQuota: 1000000000Ti` (GKE tutorials' "infinite"): capped by the API server, unlimited in Kueue."""
+    cluster = CLUSTER.replace("coveredResources: [cpu]", "coveredResources: [cpu, memory]").replace(
+        "resources: [{name: cpu, nominalQuota: 4}]",
+        "resources: [{name: cpu, nominalQuota: 4}, {name: memory, nominalQuota: 1000000000Ti}]")
+    big = job("big", 2)
+    big["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"] = "1Ei"
+    path = scenario(tmp_path, {}, {"jobs.yaml": [big]})
+    (tmp_path / "cluster.yaml").write_text(cluster)
+    res = CliRunner().invoke(main, ["simulate", str(path), "-o", "json"])
+    assert res.exit_code == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["workloads"][0]["state"] == "Admitted"
+    assert out["warnings"] == ["ClusterQueue cq: memory nominalQuota '1000000000Ti' on flavor f: the API server caps "
+                               "binary-suffix quantities at 2^63-1 (9223372036854775807); in base units it does not "
+                               "fit Kueue's int64 arithmetic, so Kueue treats this quota as unlimited"]

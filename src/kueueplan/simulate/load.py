@@ -167,7 +167,7 @@ def warnings_for(objects: list[Obj]) -> list[str]:
         name = str(m.get("name") or f"{m.get('generateName') or '?'}*")
         ns = m.get("namespace")
         unknown.setdefault(kind, []).append(f"{ns}/{name}" if ns else name)
-    out = []
+    out = _range_warnings(objects)
     for kind, names in sorted(unknown.items()):
         shown = ", ".join(names[:_LISTED]) + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
         if kind in OTHER_INTEGRATIONS:
@@ -185,3 +185,31 @@ def _understood(data: Mapping[str, Any]) -> bool:
         return read_object(data) is not None
     except KueueplanError:
         return True  # a malformed Kueue object: the reader reports it, not a warning
+
+
+def _range_warnings(objects: list[Obj]) -> list[str]:
+    """Quotas beyond Kueue's int64 arithmetic, in words (what they become), as `validate` KP430 says them."""
+    from kueueplan.kube.quantity import QuantityError, out_of_range
+
+    out = []
+    for data, _file, _line in objects:
+        if data.get("kind") not in ("ClusterQueue", "Cohort") or api_version_of(data)[0] != "kueue.x-k8s.io":
+            continue
+        spec = data.get("spec") if isinstance(data.get("spec"), Mapping) else {}
+        for group in spec.get("resourceGroups") or []:
+            for flavor in (group.get("flavors") or []) if isinstance(group, Mapping) else []:
+                for res in (flavor.get("resources") or []) if isinstance(flavor, Mapping) else []:
+                    if not isinstance(res, Mapping):
+                        continue
+                    for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
+                        value = res.get(key)
+                        if value is None or isinstance(value, bool):
+                            continue
+                        try:
+                            note = out_of_range(str(res.get("name")), value, quota=True)
+                        except QuantityError:
+                            continue
+                        if note:
+                            out.append(f"{data.get('kind')} {meta(data).get('name')}: {res.get('name')} {key} "
+                                       f"{value!r} on flavor {flavor.get('name')}: {note}")
+    return out
