@@ -161,7 +161,7 @@ def warnings_for(objects: list[Obj]) -> list[str]:
     unknown: dict[str, list[str]] = {}
     for data, _file, _line in objects:
         kind = str(data.get("kind", ""))
-        if is_workload(data) or kind in NO_EFFECT or _understood(data):
+        if is_workload(data) or kind in NO_EFFECT or _understood(data) or _build_file(data):
             continue
         m = meta(data)
         name = str(m.get("name") or f"{m.get('generateName') or '?'}*")
@@ -176,6 +176,11 @@ def warnings_for(objects: list[Obj]) -> list[str]:
             why = "not modelled by the simulator: ignored"
         out.append(f"{kind} {shown}: {why}")
     return out
+
+
+def _build_file(data: Mapping[str, Any]) -> bool:
+    """kustomize's kustomization.yaml: a build input that a manifestFiles folder may hold, not a cluster object."""
+    return api_version_of(data)[0].startswith("kustomize.config.k8s.io")
 
 
 def _understood(data: Mapping[str, Any]) -> bool:
