@@ -125,3 +125,15 @@ def test_diff_pending_on_head_blocks(tmp_path: Path) -> None:
     line = next(x for x in out.splitlines() if "team-ml/nightly-eval" in x)
     assert "never admitted: Finished (waited 0s) → Pending" in line
     assert "nvidia.com/gpu" in line
+
+
+def test_simulate_a_built_gen_folder_picks_the_environment() -> None:
+    gen = Path(__file__).resolve().parents[2] / "examples" / "rayjob-priority" / "gen"
+    code, _, err = invoke(["simulate", str(gen)])
+    assert code == 2 and "several environments (raised-quota, tutorial)" in err
+    code, out, err = invoke(["simulate", str(gen), "--env", "tutorial", "--kueue-version", "v0.6", "-o", "json"])
+    assert code == 0, err
+    states = {w["name"]: w["state"] for w in json.loads(out)["workloads"]}
+    # the tutorial's build: its two RayJobs (generateName) on a 1-GPU queue, prod first by priority
+    assert states == {"default/dev-pytorch-text-classifier-1": "Pending",
+                      "default/prod-pytorch-text-classifier-2": "Admitted"}

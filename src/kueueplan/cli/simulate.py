@@ -64,7 +64,7 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
 @click.argument("path")
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="Report format; json is the stable contract.")
-@click.option("--env", default=None, help="Environment, when PATH is a spec folder.")
+@click.option("--env", default=None, help="Environment, when PATH is a spec folder or a gen/ folder of environments.")
 @click.option("--kueue-version", default=None,
               help="Kueue release to reproduce for plain manifests, e.g. v0.8 [default: the newest supported].")
 @click.option("--until", default=None, help="Stop at this time (e.g. 2h), overriding the scenario's until.")

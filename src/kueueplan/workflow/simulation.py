@@ -97,4 +97,11 @@ def scenario_for_input(arg: str, env: str | None, kueue_version: str | None = No
         raise KueueplanError("a Scenario file holds exactly one YAML document", file=name)
     if not docs:
         raise KueueplanError("no Kubernetes objects found", file=name)
+    if arg != "-" and Path(arg).is_dir():
+        from kueueplan.workflow.sources import load_side, pick_env
+
+        side = load_side(Path(arg), env)  # gen/ with one folder per environment: --env picks one
+        chosen = pick_env(side, env)
+        docs = side.envs[chosen]
+        name = name if len(side.envs) == 1 else f"{name} ({chosen})"
     return manifests_scenario(docs, name, kueue_version)
