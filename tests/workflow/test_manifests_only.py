@@ -124,7 +124,9 @@ def test_diff_pending_on_head_blocks(tmp_path: Path) -> None:
     assert code == 1, out
     line = next(x for x in out.splitlines() if "team-ml/nightly-eval" in x)
     assert "never admitted: Finished (waited 0s) → Pending" in line
-    assert "nvidia.com/gpu" in line
+    assert "insufficient unused quota for nvidia.com/gpu in flavor a100-ondemand, 1 more needed" in line
+    # the request beside it (head 2 cpu + worker 4 + the RayJob submitter's 500m; 8Gi + 32Gi + 200Mi)
+    assert line.endswith("it requests cpu 6500m, memory 41160Mi, nvidia.com/gpu 1")
 
 
 def test_simulate_a_built_gen_folder_picks_the_environment() -> None:

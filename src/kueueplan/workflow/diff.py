@@ -26,6 +26,7 @@ class SimRun:
     result: Mapping[str, Any]
     failed_expectations: list[str] = field(default_factory=list)
     expectations: int = 0  # how many were declared
+    requests: dict[str, str] = field(default_factory=dict)  # workload -> its total request, in words
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> Dif
             after = simulate(head, env)
             if after is not None:
                 result.simulated = True
-                result.workloads = workload_deltas(before.result if before else None, after.result)
+                result.workloads = workload_deltas(before.result if before else None, after.result, after.requests)
                 already = set(before.failed_expectations) if before else set()
                 result.broken_expectations = [f for f in after.failed_expectations if f not in already]
         envs.append(result)
@@ -176,8 +177,11 @@ def _state_text(w: Mapping[str, Any] | None) -> str:
     return f"{w.get('state')}" + (f" (waited {seconds_text(wait)})" if wait is not None else "")
 
 
-def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[WorkloadDelta]:
-    """Workloads that become inadmissible or are never admitted, get preempted more, or whose p95 wait moves."""
+def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any],
+                    requests: Mapping[str, str] | None = None) -> list[WorkloadDelta]:
+    """Workloads that become inadmissible or are never admitted, get preempted more, or whose p95 wait moves.
+    A blocking one says what it requests (`requests`), beside the quota change the report shows."""
+    requests = requests or {}
     old, new = _by_name(before), _by_name(after)
     old_pre, new_pre = _preemptions(before), _preemptions(after)
     out: list[WorkloadDelta] = []
@@ -190,12 +194,18 @@ def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any]) 
                                      str(w.get("message") or ""), blocking=True))
         elif w.get("state") not in ADMITTED_STATES and prev is not None and was_ok:
             out.append(WorkloadDelta(name, cq, "never admitted", _state_text(prev), _state_text(w),
-                                     str(w.get("message") or ""), blocking=True))
+                                     _with_request(str(w.get("message") or ""), requests.get(name)), blocking=True))
         elif new_pre.get(name, 0) > old_pre.get(name, 0):
             out.append(WorkloadDelta(name, cq, "preempted", f"preempted {old_pre.get(name, 0)}x",
                                      f"preempted {new_pre.get(name, 0)}x"))
     out.extend(_wait_deltas(old, new, {d.workload for d in out}))
     return sorted(out, key=lambda d: (not d.blocking, d.workload))
+
+
+def _with_request(message: str, request: str | None) -> str:
+    if not request:
+        return message
+    return f"{message}; it requests {request}" if message else f"it requests {request}"
 
 
 def _wait_deltas(old: dict[str, Mapping[str, Any]], new: dict[str, Mapping[str, Any]],

@@ -34,7 +34,16 @@ def run(scenario: Any, expectations: int = 0) -> SimRun:
     from kueueplan.simulate.result import check_expectations, result_json
 
     sim = simulate(scenario)
-    return SimRun(result_json(sim), check_expectations(sim), expectations)
+    return SimRun(result_json(sim), check_expectations(sim), expectations, _requests(sim))
+
+
+def _requests(sim: Any) -> dict[str, str]:
+    """Each workload's total request (all pod sets), e.g. `cpu 6, memory 40Gi, nvidia.com/gpu 1`."""
+    from kueueplan.kube.podsets import total_requests
+    from kueueplan.kube.quantity import format_resource_value
+
+    return {wl.key: ", ".join(f"{r} {format_resource_value(r, v)}" for r, v in total_requests(wl.spec.pod_sets).items())
+            for wl in sim.workloads}
 
 
 def is_scenario(data: Any) -> bool:
