@@ -139,3 +139,13 @@ def test_simulate_a_built_gen_folder_picks_the_environment() -> None:
     # the tutorial's build: its two RayJobs (generateName) on a 1-GPU queue, prod first by priority
     assert states == {"default/dev-pytorch-text-classifier-1": "Pending",
                       "default/prod-pytorch-text-classifier-2": "Admitted"}
+
+
+def test_stdin_is_size_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kueueplan.kube import yamlio
+
+    monkeypatch.setattr(yamlio, "MAX_FILE_BYTES", 4096)
+    code, _, err = invoke(["simulate", "-"], stdin=kustomize_build(PLATFORM))
+    assert code == 2 and "standard input is larger than 4096 bytes" in err and "Traceback" not in err
+    code, _, err = invoke(["check", "-"], stdin="\x00\x01 not yaml: [")  # garbage: a clean error
+    assert code == 2 and "Traceback" not in err
