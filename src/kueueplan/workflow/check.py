@@ -96,7 +96,8 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
     from kueueplan.spec.load import load_spec
 
     if not spec_dir.is_dir():
-        raise KueueplanError(f"spec folder {spec_dir} does not exist", hint="pass the folder holding your spec")
+        raise KueueplanError(f"spec folder {spec_dir} does not exist", hint="pass the folder holding your spec, or "
+                             "your plain manifests (a folder, a file, or - for `kustomize build` output on stdin)")
     report = CheckReport(str(spec_dir), str(gen_dir) if gen_dir else "-", fail_on=fail_on)
     if gen_dir is not None:
         argocd, flux = _gitops_flags(gen_dir)
