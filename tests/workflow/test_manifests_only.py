@@ -149,3 +149,15 @@ def test_stdin_is_size_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 2 and "standard input is larger than 4096 bytes" in err and "Traceback" not in err
     code, _, err = invoke(["check", "-"], stdin="\x00\x01 not yaml: [")  # garbage: a clean error
     assert code == 2 and "Traceback" not in err
+
+
+def test_diff_adding_a_job_kueue_does_not_queue_does_not_block(tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(PLATFORM, base)
+    shutil.copytree(PLATFORM, head)
+    (head / "teams" / "ml" / "migrate.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: db-migrate, namespace: team-ml}\nspec:\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers: [{name: m, image: migrate:1}]\n")
+    code, out, _ = invoke(["diff", str(base), str(head)])
+    assert code == 0, out
+    assert "+ Job team-ml/db-migrate" in out

@@ -190,8 +190,12 @@ def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any],
         cq = str(w.get("clusterQueue") or (prev or {}).get("clusterQueue") or "-")
         was_ok = prev is None or prev.get("state") in ADMITTED_STATES
         if w.get("state") == "Inadmissible" and (prev is None or prev.get("state") != "Inadmissible"):
+            # A new object with no queue name (a migration Job beside the queued ones) is not Kueue's: shown,
+            # but it does not fail the pull request.
+            queued = prev is not None or bool(w.get("localQueue"))
             out.append(WorkloadDelta(name, cq, "inadmissible", _state_text(prev), "Inadmissible",
-                                     str(w.get("message") or ""), blocking=True))
+                                     _with_request(str(w.get("message") or ""), requests.get(name)) if queued
+                                     else str(w.get("message") or ""), blocking=queued))
         elif w.get("state") not in ADMITTED_STATES and prev is not None and was_ok:
             out.append(WorkloadDelta(name, cq, "never admitted", _state_text(prev), _state_text(w),
                                      _with_request(str(w.get("message") or ""), requests.get(name)), blocking=True))
