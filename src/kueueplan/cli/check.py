@@ -34,14 +34,17 @@ def check(spec_dir: str, gen_dir: Path | None, no_drift: bool, no_simulate: bool
 
     SPEC_DIR may instead hold plain manifests (a folder, a file, or `-` for stdin): they are validated and the
     workloads in them simulated as the load."""
-    beside_arg = Path(spec_dir).parent / "policies"
-    if spec_dir == "-" or (Path(spec_dir).exists() and not is_spec_folder(Path(spec_dir))):
+    from kueueplan.spec.load import resolve_spec_dir
+
+    resolved = None if spec_dir == "-" else resolve_spec_dir(spec_dir)  # a project folder: its environments/
+    if resolved is None or (resolved.exists() and not is_spec_folder(resolved)):
+        beside_arg = Path(spec_dir).parent / "policies"
         paths = [] if no_policies else list(policies) or ([str(beside_arg)] if beside_arg.is_dir() else [])
         report = run_manifest_check(spec_dir, fail_on, simulate=not no_simulate, crds=list(crds) or None,
                                     policies=paths)
         click.echo({"text": text, "markdown": markdown, "json": as_json}[fmt](report), nl=False)
         sys.exit(report.exit_code)
-    spec_dir = Path(spec_dir)
+    spec_dir = resolved
     gen = None if no_drift else (gen_dir or spec_dir.parent / "gen")
     beside = spec_dir.parent / "policies"
     policy_paths = [] if no_policies else list(policies) or ([str(beside)] if beside.is_dir() else [])

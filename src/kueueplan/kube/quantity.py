@@ -25,6 +25,9 @@ _QUANTITY_RE = re.compile(
     r"(?P<sign>[+-]?)(?P<int>[0-9]*)(?:(?P<dot>\.)(?P<frac>[0-9]*))?"
     r"(?P<suffix>[eEinumkKMGTP]*[+-]?[0-9]*)\Z"
 )
+# The same grammar as the `pattern` Kubernetes writes into CRDs for resource.Quantity fields.
+QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?"
+                    r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
 _GO_INT64 = re.compile(r"[+-]?[0-9]+\Z")  # strconv.ParseInt(s, 10, 64), range checked below
 MAX_INT64 = 2**63 - 1
 _MAX_ABS = Fraction(MAX_INT64)  # apimachinery's maxAllowed: the cap of binary-suffix values
@@ -61,9 +64,34 @@ def parse_quantity(value: str | int | float | Fraction) -> Fraction:
     return _parse_string(value)
 
 
+_NUMBER_THEN_WORDS = re.compile(r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*(?P<unit>[A-Za-z][A-Za-z/._-]*)$")
+# Units people write that Kubernetes spells differently (quantities have no "B", and "K" is "k").
+_UNIT_SPELLING = {"kb": "k", "mb": "M", "gb": "G", "tb": "T", "pb": "P", "kib": "Ki", "mib": "Mi", "gib": "Gi",
+                  "tib": "Ti", "pib": "Pi", "ki": "Ki", "mi": "Mi", "gi": "Gi", "ti": "Ti", "k": "k", "g": "G",
+                  "t": "T"}
+
+
+def quantity_hint(text: str) -> str:
+    """How to fix a quantity that does not parse: '8 GPUs' -> write 8 (the resource name goes in the key)."""
+    match = _NUMBER_THEN_WORDS.match(text.strip())
+    if match:
+        num, unit = match.group("num"), match.group("unit")
+        if re.fullmatch(r"[numkMGTPE]|[KMGTPE]i", unit):  # a valid suffix after a space
+            return f"write {num}{unit}, without the space"
+        spelled = _UNIT_SPELLING.get(unit.lower())
+        if spelled is not None:
+            if unit.lower().endswith("b"):
+                binary = _UNIT_SPELLING.get(unit.lower()[:-1] + "i")
+                also = f" (or {num}{binary}, binary)" if binary and binary != spelled else ""
+                return f"write {num}{spelled}{also}: Kubernetes quantities have no 'B'"
+            return f"write {num}{spelled}: quantity suffixes are case-sensitive (k, M, G, Ki, Mi, Gi)"
+        return (f"write {num}: a quantity is a number with an optional suffix (500m, 8Gi); the resource name "
+                f"goes in the key, e.g. nvidia.com/gpu: {num} or cpu: {num}")
+    return "use a number with an optional suffix: 500m, 2, 1.5, 8Gi, 512Mi, 1k, 1e3"
+
+
 def _invalid(text: str) -> QuantityError:
-    return QuantityError(f"{text!r} is not a valid quantity",
-                         hint="use a number with an optional suffix: 500m, 2, 1.5, 8Gi, 512Mi, 1k, 1e3")
+    return QuantityError(f"{text!r} is not a valid quantity", hint=quantity_hint(text))
 
 
 def _interpret(suffix: str, text: str) -> tuple[int, int, str]:

@@ -49,7 +49,7 @@ def _check_quantity(value: Any) -> Any:
     try:
         amount = parse_quantity(value)
     except KueueplanError as err:
-        raise ValueError(err.message) from None
+        raise ValueError(f"{err.message}; {err.hint}" if err.hint else err.message) from None
     if amount < 0:
         raise ValueError(f"{value!r} is negative; quotas and requests must be >= 0")
     return value
@@ -80,6 +80,16 @@ _DURATION_SCHEMA = {
     "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": DURATION_RE.pattern}],
     "description": "A duration such as 90s, 15m, 1h30m, or a number of seconds",
 }
+
+
+
+def _check_duration_or_never(value: Any) -> Any:
+    return value if value == "never" else _check_duration(value)
+
+
+DurationOrNever = Annotated[Any, BeforeValidator(_check_duration_or_never), WithJsonSchema(
+    {"anyOf": [_DURATION_SCHEMA, {"const": "never"}],
+     "description": "A duration such as 90s, 15m, 1h30m, a number of seconds, or `never`"})]
 
 DnsLabel = Annotated[str, BeforeValidator(_check_label),
                      WithJsonSchema({"type": "string", "maxLength": 63, "pattern": DNS_LABEL_PATTERN})]

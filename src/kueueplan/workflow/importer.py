@@ -13,6 +13,8 @@ copied as written (quantities keep their spelling) so the imported spec reads li
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -535,8 +537,48 @@ def build_problem(result: ImportResult, out_dir: Path) -> str | None:
     return None
 
 
+IMPORT_MARKER = "# Written by `kueueplan import` (yours to edit; `import --force` may rewrite it)."
+_SAFE_PART = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")
+
+
+def _safe_target(out_dir: Path, rel: str) -> Path:
+    """OUT_DIR/rel, refused unless every part is a plain name (object names reach file names) and nothing on
+    the way is a symlink: an object named `../../../x` must not write outside OUT_DIR."""
+    parts = rel.split("/")
+    if any(not _SAFE_PART.match(p) or ".." in p for p in parts):
+        raise KueueplanError(f"refusing to write {rel!r}: an object or environment name is not a valid "
+                             "Kubernetes name", file=str(out_dir),
+                             hint="object names must be lower-case DNS names (no '/', '..' or spaces)")
+    current = out_dir
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            raise KueueplanError(f"refusing to write through the symlink {current}", file=str(current),
+                                 hint="kueueplan import never writes through a symlink")
+    return current
+
+
 def write_spec(result: ImportResult, out_dir: Path, force: bool = False) -> list[Path]:
-    """Write the spec files (workflow/importfiles.py: recorded, and `--force` replaces only what import wrote)."""
+    """Write the spec files, each starting with IMPORT_MARKER and listed in the import record
+    (workflow/importfiles.py). --force replaces, atomically, only files an earlier import wrote (recorded or
+    marked); any other YAML file in the way, or a symlink, stops the import before a file is written."""
     from kueueplan.workflow.importfiles import write_files
 
-    return write_files({rel: dump(docs) for rel, docs in result.files.items()}, out_dir, force)
+    if out_dir.is_symlink():
+        raise KueueplanError(f"refusing to write into {out_dir}: it is a symlink", file=str(out_dir))
+    for rel in sorted(result.files):
+        _safe_target(out_dir, rel)  # names that would leave OUT_DIR or pass through a symlink: refused
+    texts = {rel: f"{IMPORT_MARKER}\n{dump(docs)}" for rel, docs in result.files.items()}
+    try:
+        return write_files(texts, out_dir, force, is_own=_imported)
+    except OSError as err:
+        where = err.filename or out_dir
+        raise KueueplanError(f"cannot write {where}: {err.strerror or err}", file=str(where)) from None
+
+
+def _imported(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.readline().rstrip("\n") == IMPORT_MARKER
+    except OSError:
+        return False

@@ -1,7 +1,8 @@
 """Writing an imported spec: a record of what import wrote, and `--force` that replaces only that, atomically.
 
-`kueueplan import` records the files it writes in `.kueueplan-import.yaml` (hidden, so spec readers skip it).
-`--force` replaces exactly those: the new spec is written to a sibling folder, everything else in the target
+`kueueplan import` records the files it writes in `.kueueplan-import.yaml` (hidden, so spec readers skip it) and
+marks each with a first line (importer.IMPORT_MARKER; a file rewritten by hand loses it). `--force` replaces
+exactly import's own files: the new spec is written to a sibling folder, everything else in the target
 (README, CI files, any non-YAML) is carried over, and the two folders are swapped by rename, so no reader ever
 sees half an old spec beside a new one. A YAML file that no earlier import recorded (hand-written spec, another
 tool's output) is in the way: exit 2 naming it, nothing written. Links are never followed.
@@ -45,20 +46,29 @@ def _entries(out_dir: Path) -> list[Path]:
     return sorted(out)
 
 
-def _in_the_way(out_dir: Path, own: set[str]) -> list[Path]:
+def _own(path: Path, rel: str, own: set[str], is_own: Callable[[Path], bool] | None) -> bool:
+    """Import's own file: its marker line when the writer has one (a file rewritten by hand lost it), else the
+    record."""
+    if path.is_symlink():
+        return False
+    return is_own(path) if is_own is not None else rel in own
+
+
+def _in_the_way(out_dir: Path, own: set[str], is_own: Callable[[Path], bool] | None) -> list[Path]:
     way = []
     for path in _entries(out_dir):
         rel = path.relative_to(out_dir).as_posix()
         if rel == RECORD:
             continue
-        if path.suffix in _YAML and (rel not in own or path.is_symlink()):
+        if path.suffix in _YAML and (path.is_symlink() or not _own(path, rel, own, is_own)):
             way.append(path)
     return way
 
 
 def write_files(files: dict[str, str], out_dir: Path, force: bool,
-                written: Callable[[Path], None] | None = None) -> list[Path]:
-    """Write {relative path: text} into out_dir (see the module docstring). Returns the paths written."""
+                is_own: Callable[[Path], bool] | None = None) -> list[Path]:
+    """Write {relative path: text} into out_dir (see the module docstring); `is_own(path)` also accepts a file
+    as import's own (its marker line). Returns the paths written."""
     if out_dir.is_symlink():
         raise KueueplanError(f"{out_dir} is a link", hint="write the spec to a real folder")
     exists = out_dir.exists()
@@ -68,10 +78,11 @@ def write_files(files: dict[str, str], out_dir: Path, force: bool,
     if exists and not force and any(p.suffix in _YAML for p in _entries(out_dir)):
         raise KueueplanError(f"{out_dir} already holds YAML files", hint="choose an empty folder or pass --force")
     if exists:
-        way = _in_the_way(out_dir, own)
+        way = _in_the_way(out_dir, own, is_own)
         if way:
-            raise KueueplanError(f"{way[0]} is not a file that an earlier `kueueplan import` wrote; nothing was "
-                                 f"written" + (f" ({len(way) - 1} more in the way)" if len(way) > 1 else ""),
+            what = "is a symlink" if way[0].is_symlink() else "was not written by `kueueplan import`"
+            raise KueueplanError(f"{way[0]} {what}; refusing to overwrite it, nothing was written"
+                                 + (f" ({len(way) - 1} more in the way)" if len(way) > 1 else ""),
                                  file=str(way[0]), hint=f"move it out of {out_dir}, or import into another folder "
                                  f"(--force replaces only the files listed in {RECORD})")
     tmp = out_dir.parent / f".{out_dir.name}.import-{os.getpid()}"
@@ -86,7 +97,7 @@ def write_files(files: dict[str, str], out_dir: Path, force: bool,
             paths.append(out_dir / rel)
         (tmp / RECORD).write_text(yaml.safe_dump({"files": sorted(files)}, sort_keys=False), encoding="utf-8")
         if exists:
-            _carry_over(out_dir, tmp, own)
+            _carry_over(out_dir, tmp, own, is_own)
             backup = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
             os.rename(out_dir, backup)
             os.rename(tmp, out_dir)
@@ -96,17 +107,15 @@ def write_files(files: dict[str, str], out_dir: Path, force: bool,
             os.rename(tmp, out_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    for p in paths:
-        if written is not None:
-            written(p)
     return paths
 
 
-def _carry_over(out_dir: Path, tmp: Path, own: set[str]) -> None:
-    """What the old folder holds besides the recorded files (README, .git, ...) moves into the new one."""
+def _carry_over(out_dir: Path, tmp: Path, own: set[str], is_own: Callable[[Path], bool] | None) -> None:
+    """What the old folder holds besides import's own files (README, .git, ...) moves into the new one."""
     for path in _entries(out_dir):
         rel = path.relative_to(out_dir)
-        if rel.as_posix() in own or rel.as_posix() == RECORD or (tmp / rel).exists():
+        if rel.as_posix() == RECORD or (tmp / rel).exists() or (
+                path.suffix in _YAML and _own(path, rel.as_posix(), own, is_own)):
             continue
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         if path.is_symlink():

@@ -18,15 +18,34 @@ from kueueplan.workflow.manifests import (KUEUEPLAN_API, documents_from_text, is
 from kueueplan.workflow.sources import Side
 
 
-def simulate_env(spec_dir: object, env: str) -> SimRun | None:
-    from kueueplan.compile import scenario_for
+def spec_scenario(compiled: dict, env: str, **kwargs: object) -> object:
+    """The Scenario of a spec environment's declared load (`compile.scenario_for`). Its Configuration is named
+    after the Environment, not after a file path (reports must not depend on where the spec folder is)."""
     from kueueplan.simulate.scenario import scenario_from_dict
 
-    scenario = scenario_for(spec_dir, env)  # type: ignore[arg-type]
+    scenario = scenario_from_dict(compiled, **kwargs)  # type: ignore[arg-type]
+    if "configuration" in compiled["spec"]:
+        major, minor = scenario.kueue_version
+        scenario.configuration_source = (f"configuration of Environment {env} (Kueue v{major}.{minor}, over "
+                                         "the release's shipped controller_manager_config.yaml)")
+    return scenario
+
+
+def simulate_env(spec_dir: object, env: str) -> SimRun | None:
+    from kueueplan.compile import scenario_for
+    from kueueplan.simulate.engine import simulate
+    from kueueplan.simulate.result import expectation_results, failed_count, result_json
+
+    origins: list[tuple[str, int | None]] = []
+    scenario = scenario_for(spec_dir, env, origins)  # type: ignore[arg-type]
     if not scenario.get("spec", {}).get("workloads"):
         return None
-    return run(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})"),
-               len(scenario["spec"].get("expectations", [])))
+    sim = simulate(spec_scenario(scenario, env, file=f"{spec_dir} (environment {env})", origins=origins))
+    results = expectation_results(sim)
+    keys = [line for failures in expectation_results(sim, located=False) for line in failures]
+    owners = [i for i, failures in enumerate(results) for _ in failures]
+    return SimRun(result_json(sim), [line for failures in results for line in failures], len(results),
+                  failed_count(results), keys, owners, requests=_requests(sim))
 
 
 def run(scenario: Any, expectations: int = 0) -> SimRun:
@@ -34,7 +53,7 @@ def run(scenario: Any, expectations: int = 0) -> SimRun:
     from kueueplan.simulate.result import check_expectations, result_json
 
     sim = simulate(scenario)
-    return SimRun(result_json(sim), check_expectations(sim), expectations, _requests(sim))
+    return SimRun(result_json(sim), check_expectations(sim), expectations, requests=_requests(sim))
 
 
 def _requests(sim: Any) -> dict[str, str]:
@@ -89,15 +108,22 @@ def read_input(arg: str, stdin_text: str | None = None) -> tuple[str, list[Docum
 
 def scenario_for_input(arg: str, env: str | None, kueue_version: str | None = None) -> Any:
     """What `kueueplan simulate ARG` runs: a Scenario file, a spec folder's environment, or plain manifests."""
-    from kueueplan.simulate.scenario import load_scenario, scenario_from_dict, scenario_from_document
+    from kueueplan.simulate.scenario import load_scenario, scenario_from_document
 
     name, docs, spec = read_input(arg)
     if spec:
         from kueueplan.compile import scenario_for
 
+        path = Path(arg)
         if env is None:
-            raise KueueplanError("a spec folder needs --env", file=name, hint="e.g. --env prod")
-        return scenario_from_dict(scenario_for(Path(arg), env), file=f"{arg}/ (env {env})", base=Path(arg))
+            from kueueplan.spec.load import load_spec
+
+            names = [e.name for e in load_spec(path).environments()]
+            raise KueueplanError(f"a spec folder needs --env; its environments are {', '.join(names)}",
+                                 file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
+        origins: list[tuple[str, int | None]] = []
+        data = scenario_for(path, env, origins)
+        return spec_scenario(data, env, file=f"{path}/ (env {env})", base=path, origins=origins)
     if len(docs) == 1 and (is_scenario(docs[0].data) or _kueueplan_document(docs[0].data)):
         if arg == "-":
             return scenario_from_document(docs[0], None)

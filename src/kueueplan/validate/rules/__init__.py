@@ -2,10 +2,13 @@
 
 from kueueplan.validate.rules import (  # noqa: F401
     admission,
+    configuration,
     core,
     crd,
     hygiene,
     jobs,
+    jobwebhook,
+    release,
     loading,
     policy,
     quantities,
