@@ -16,26 +16,11 @@ from kueueplan.cli import main
 from kueueplan.errors import KueueplanError
 
 
-def _load(path: Path, env: str | None, until: str | None) -> Any:
-    from kueueplan.simulate.scenario import load_scenario, parse_duration
+def _load(path: str, env: str | None, until: str | None, kueue_version: str | None = None) -> Any:
+    from kueueplan.simulate.scenario import parse_duration
+    from kueueplan.workflow.simulation import scenario_for_input
 
-    if path.is_dir():
-        from kueueplan.compile import scenario_for
-        from kueueplan.workflow.simulation import spec_scenario
-
-        if env is None:
-            from kueueplan.spec.load import load_spec
-
-            names = [e.name for e in load_spec(path).environments()]
-            raise KueueplanError(f"a spec folder needs --env; its environments are {', '.join(names)}",
-                                 file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
-        origins: list[tuple[str, int | None]] = []
-        data = scenario_for(path, env, origins)
-        scenario = spec_scenario(data, env, file=f"{path}/ (env {env})", base=path, origins=origins)
-    elif path.is_file():
-        scenario = load_scenario(path)
-    else:
-        raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file or a spec folder with --env")
+    scenario = scenario_for_input(path, env, kueue_version)
     if until is not None:
         scenario.until = parse_duration(until, "--until")
     return scenario
@@ -76,20 +61,26 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
 
 
 @main.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path")
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="Report format; json is the stable contract.")
-@click.option("--env", default=None, help="Environment, when PATH is a spec folder.")
+@click.option("--env", default=None, help="Environment, when PATH is a spec folder or a gen/ folder of environments.")
+@click.option("--kueue-version", default=None,
+              help="Kueue release to reproduce for plain manifests, e.g. v0.8 [default: the newest supported].")
 @click.option("--until", default=None, help="Stop at this time (e.g. 2h), overriding the scenario's until.")
 @click.option("--plot", "plot", type=click.Path(path_type=Path), default=None,
               help="Also write a PNG timeline (needs matplotlib).")
-def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Path | None) -> None:
-    """Simulate Kueue admission, borrowing and preemption for a Scenario file or a spec folder."""
+def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, until: str | None,
+             plot: Path | None) -> None:
+    """Simulate Kueue admission, borrowing and preemption.
+
+    PATH is a Scenario file, a spec folder (with --env), or plain manifests: a folder, a file or `-` (stdin,
+    e.g. `kustomize build overlays/prod | kueueplan simulate -`), whose workloads are the load."""
     from kueueplan.report import simulation as report
     from kueueplan.simulate.engine import simulate as run
     from kueueplan.simulate.result import expectation_results, failed_count, result_json
 
-    scenario = _load(path, env, until)
+    scenario = _load(path, env, until, kueue_version)
     _warn_rejected(scenario)
     update, stop = _progress_bar()
     try:
