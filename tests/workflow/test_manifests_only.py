@@ -98,7 +98,9 @@ def test_diff_of_a_gpu_quota_cut_names_the_workload_and_the_arithmetic(quota_cut
             "[nvidia.com/gpu on a100-ondemand: nominal 4 → 2]") in out
     assert ("needs 4 nvidia.com/gpu (a100 2x2) but ClusterQueue ml-high can use at most 2 of flavor a100-ondemand"
             in out)
-    assert "1 blocking problem(s)" in out
+    # the workload that can no longer run, and what the apply itself does (KP703: admitted work over the new
+    # quota, for the ClusterQueue and its cohort)
+    assert "3 blocking problem(s)" in out and out.count("apply: KP703") == 2
     code, out, _ = invoke(["diff", str(base), str(head), "-o", "json"])
     assert code == 1 and "team-ml/llm-finetune" in out
 
