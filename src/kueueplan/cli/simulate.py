@@ -16,22 +16,24 @@ from kueueplan.cli import main
 from kueueplan.errors import KueueplanError
 
 
-def _load(path: Path, env: str | None, until: str | None) -> Any:
-    from kueueplan.simulate.scenario import load_scenario, parse_duration, scenario_from_dict
+def _load(path: Path, env: str | None, until: str | None, seed: int = 0) -> Any:
+    """The scenario of a single run: stochastic load (if any) drawn with `seed`, as run 0 of a Monte-Carlo."""
+    scenario = _source(path, env).sample(seed, 0)
+    _set_until(scenario, until)
+    return scenario
 
-    if path.is_dir():
-        from kueueplan.compile import scenario_for
 
-        if env is None:
-            raise KueueplanError("a spec folder needs --env", file=str(path), hint="e.g. --env prod")
-        scenario = scenario_from_dict(scenario_for(path, env), file=f"{path}/ (env {env})", base=path)
-    elif path.is_file():
-        scenario = load_scenario(path)
-    else:
-        raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file or a spec folder with --env")
+def _source(path: Path, env: str | None) -> Any:
+    from kueueplan.planning.source import ScenarioSource
+
+    return ScenarioSource.load(path, env)
+
+
+def _set_until(scenario: Any, until: str | None) -> None:
+    from kueueplan.simulate.scenario import parse_duration
+
     if until is not None:
         scenario.until = parse_duration(until, "--until")
-    return scenario
 
 
 def _warn_rejected(scenario: Any) -> None:
@@ -76,13 +78,27 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
 @click.option("--until", default=None, help="Stop at this time (e.g. 2h), overriding the scenario's until.")
 @click.option("--plot", "plot", type=click.Path(path_type=Path), default=None,
               help="Also write a PNG timeline (needs matplotlib).")
-def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Path | None) -> None:
+@click.option("--runs", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Monte-Carlo: simulate N samples of the stochastic load and report distributions.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Fixes every random draw: the same seed gives byte-identical results.")
+@click.option("--jobs", type=click.IntRange(1, 1024), default=None,
+              help="Processes for --runs (default: every core).")
+@click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
+              help="Run the --runs samples as Ray tasks on this cluster ('local' starts one here).")
+def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Path | None, runs: int, seed: int,
+             jobs: int | None, ray_address: str | None) -> None:
     """Simulate Kueue admission, borrowing and preemption for a Scenario file or a spec folder."""
+    if runs > 1 or ray_address is not None:
+        from kueueplan.cli.planning import monte_carlo
+
+        monte_carlo(_source(path, env), fmt, until, runs, seed, jobs, ray_address)
+        return
     from kueueplan.report import simulation as report
     from kueueplan.simulate.engine import simulate as run
     from kueueplan.simulate.result import check_expectations, result_json
 
-    scenario = _load(path, env, until)
+    scenario = _load(path, env, until, seed)
     _warn_rejected(scenario)
     update, stop = _progress_bar()
     try:
