@@ -29,6 +29,7 @@ class ScenarioSource:
     path: Path | None  # resolves manifestFiles and workloadProfiles; None for an in-memory scenario
     lines: Any = None  # the original yamlio.Document, for error lines (None: the document's first line)
     probabilities: dict[int, float] = field(default_factory=dict)  # expectation index -> required probability
+    _replayed: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def load(cls, path: Path, env: str | None = None) -> "ScenarioSource":
@@ -59,13 +60,19 @@ class ScenarioSource:
         data = self.data
         spec = data.get("spec") if isinstance(data, Mapping) else None
         origins: list[Where] = []
+        warnings: list[str] = []
         if isinstance(spec, Mapping):
             spec = dict(spec)
+            spec.pop("runs", None)  # a spec environment's Monte-Carlo settings (see `monte_carlo_settings`)
+            spec.pop("seed", None)
             entries = spec.get("workloads") if isinstance(spec.get("workloads"), list) else []
             try:
                 plain, origins = expand_entries(entries, rng, ("spec", "workloads"))
             except LoadError as e:
                 raise KueueplanError(e.message, file=self.file, line=self._line(e.where), hint=e.hint) from None
+            history, warnings = self._history(spec.pop("historyFiles", None))
+            plain[:0] = history
+            origins[:0] = [("spec", "historyFiles")] * len(history)
             for i, name in enumerate(spec.pop("workloadProfiles", None) or []):
                 profile = read_profile(self._resolve(name, ("spec", "workloadProfiles", i)))
                 extra = profile_entries(profile, rng, name)
@@ -78,7 +85,28 @@ class ScenarioSource:
                                         else e for e in spec["expectations"]]
             data = dict(data, spec=spec)
         doc = _MappedDocument(data, self.file, self.lines, origins)
-        return scenario_from_document(doc, self.path)
+        scenario = scenario_from_document(doc, self.path)
+        scenario.warnings[:0] = warnings
+        return scenario
+
+    def monte_carlo_settings(self) -> tuple[int, int]:
+        """(runs, seed) that a spec environment declares for `check` and `diff` (default: one run, seed 0)."""
+        spec = self.data.get("spec") if isinstance(self.data, Mapping) else None
+        return int((spec or {}).get("runs", 1)), int((spec or {}).get("seed", 0))
+
+    def _history(self, files: Any) -> tuple[list[dict[str, Any]], list[str]]:
+        """historyFiles as plain entries (read once per source: they do not depend on the seed)."""
+        if not files:
+            return [], []
+        if self._replayed is None:
+            from kueueplan.planning.history import history_entries, read_history
+
+            if not isinstance(files, list):
+                raise KueueplanError("spec.historyFiles must be a list of files", file=self.file,
+                                     line=self._line(("spec", "historyFiles")))
+            paths = [p for i, f in enumerate(files) for p in self._resolve(f, ("spec", "historyFiles", i), many=True)]
+            self._replayed = history_entries(read_history(paths))
+        return self._replayed
 
     def with_quota(self, cluster_queue: str, flavor: str, resource: str, value: str) -> "ScenarioSource":
         """A copy whose ClusterQueue gives `flavor` `value` of `resource` as nominal quota."""
@@ -123,11 +151,13 @@ class ScenarioSource:
         except Exception:  # noqa: BLE001 - a line is a courtesy
             return None
 
-    def _resolve(self, name: Any, where: Where) -> Path:
+    def _resolve(self, name: Any, where: Where, many: bool = False) -> list[Path] | Path:
         from kueueplan.simulate.scenario import _Reader
 
         doc = _MappedDocument(self.data, self.file, self.lines, [])
         files = _Reader(doc, self.path)._resolve(name, where)  # inside the repository, like manifestFiles
+        if many:
+            return files
         if len(files) != 1:
             raise KueueplanError(f"workloadProfiles entry {name!r} must be one file", file=self.file,
                                  line=self._line(where))

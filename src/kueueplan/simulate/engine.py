@@ -50,7 +50,7 @@ class Simulation:
         self.by_ref: dict[tuple[str, str, str], SimWorkload] = {}
         self.orphans: dict[str, SimWorkload] = {}
         self.events: list[dict[str, Any]] = []
-        self.warnings: list[str] = []
+        self.warnings: list[str] = list(scenario.warnings)
         self.now = 0
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []

@@ -121,6 +121,7 @@ class Scenario:
     kueue_version: tuple[int, int] = (0, 19)
     fair_sharing: dict[str, Any] | None = None
     expectations: list[Expectation] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # about the input, reported with the run's own
 
 
 def load_scenario(path: str | Path, until: Any = None) -> Scenario:

@@ -11,16 +11,33 @@ from kueueplan.workflow.sources import Side
 
 
 def simulate_env(spec_dir: object, env: str) -> SimRun | None:
-    from kueueplan.compile import scenario_for
+    """Run 0 of the environment's load; with `simulation.runs` > 1 the expectations are judged on all runs
+    (each must hold in its `probability` share of them, default every run)."""
+    from pathlib import Path
+
+    from kueueplan.planning.source import ScenarioSource
     from kueueplan.simulate.engine import simulate
     from kueueplan.simulate.result import check_expectations, result_json
-    from kueueplan.simulate.scenario import scenario_from_dict
 
-    scenario = scenario_for(spec_dir, env)  # type: ignore[arg-type]
-    if not scenario.get("spec", {}).get("workloads"):
+    source = ScenarioSource.load(Path(str(spec_dir)), env)
+    spec = source.data.get("spec", {})
+    if not spec.get("workloads"):
         return None
-    sim = simulate(scenario_from_dict(scenario, file=f"{spec_dir} (environment {env})"))
-    return SimRun(result_json(sim), check_expectations(sim), len(scenario["spec"].get("expectations", [])))
+    runs, seed = source.monte_carlo_settings()
+    sim = simulate(source.sample(seed, 0))
+    total = len(spec.get("expectations", []))
+    if runs == 1:
+        return SimRun(result_json(sim), check_expectations(sim), total)
+    return SimRun(result_json(sim), _monte_carlo_failures(source, seed, runs), total)
+
+
+def _monte_carlo_failures(source: object, seed: int, runs: int) -> list[str]:
+    from kueueplan.planning.executors import execute
+    from kueueplan.planning.montecarlo import aggregate, failed
+
+    result = aggregate(source, source.sample(seed, 0), seed, execute(source, seed, runs))  # type: ignore[attr-defined]
+    return [f"{e['expectation']} held in {e['held']} of {runs} runs ({e['probability']:.0%}), needs "
+            f"{e['required']:.0%}" for e in failed(result)]
 
 
 def simulate_side(side: Side, env: str) -> SimRun | None:
