@@ -27,7 +27,7 @@ def _progress(total_label: str) -> tuple[Any, Any]:
 
 
 def monte_carlo(source: Any, fmt: str, until: str | None, runs: int, seed: int, jobs: int | None,
-                ray: str | None) -> None:
+                ray: str | None, html_path: Path | None = None) -> None:
     from kueueplan.cli.simulate import _set_until
     from kueueplan.planning.executors import PartialResults, execute
     from kueueplan.planning.montecarlo import aggregate, failed
@@ -50,7 +50,13 @@ def monte_carlo(source: Any, fmt: str, until: str | None, runs: int, seed: int, 
     finally:
         stop()
     result = aggregate(source, scenario, seed, results)
-    if fmt == "json":
+    if html_path is not None:
+        from kueueplan.report.html import report as html_report
+
+        write_report(html_path, html_report(result, results))
+    if runs == 1 and fmt == "json":  # one run keeps the simulate contract's object
+        _single_json(scenario)
+    elif fmt == "json":
         click.echo(json.dumps(result, indent=2, sort_keys=False))
     elif fmt == "markdown":
         click.echo(report.markdown(result))
@@ -65,6 +71,27 @@ def monte_carlo(source: Any, fmt: str, until: str | None, runs: int, seed: int, 
                    f"({e['probability']:.1%}), needs {e['required']:.0%}", err=True)
     if misses:
         sys.exit(1)
+
+
+def _single_json(scenario: Any) -> None:
+    from kueueplan.simulate.engine import simulate
+    from kueueplan.simulate.result import result_json
+
+    click.echo(json.dumps(result_json(simulate(scenario)), indent=2))
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write through a temporary file in the same folder, so a reader never sees half a report."""
+    from kueueplan.errors import KueueplanError
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise KueueplanError(f"cannot write {path}: {err.strerror or err}") from None
+    click.echo(f"wrote {path}", err=True)
 
 
 def _with_until(source: Any, until: str) -> Any:
@@ -89,10 +116,12 @@ def plan() -> None:
 @click.option("--jobs", type=click.IntRange(1, 1024), default=None, help="Processes (default: every core).")
 @click.option("--ray", "ray_address", default=None, metavar="ADDRESS", help="Run on a Ray cluster ('local': here).")
 @click.option("--exhaustive", is_flag=True, help="Judge every candidate instead of bisecting.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
+              help="Also write a self-contained HTML report of the search and of the answer's runs.")
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True)
 def quota(path: Path, env: str | None, variables: tuple[str, ...], runs: int, seed: int, jobs: int | None,
-          ray_address: str | None, exhaustive: bool, fmt: str) -> None:
+          ray_address: str | None, exhaustive: bool, html_path: Path | None, fmt: str) -> None:
     """The smallest quotas for which every expectation holds with its required probability."""
     from kueueplan.cli.simulate import _source
     from kueueplan.planning.executors import execute
@@ -111,6 +140,11 @@ def quota(path: Path, env: str | None, variables: tuple[str, ...], runs: int, se
         result = search.run()
     finally:
         stop()
+    if html_path is not None:
+        from kueueplan.report.html import report as html_report
+
+        judged = search.answer()
+        write_report(html_path, html_report(judged.result, search.metrics[judged.assignment], result))
     if fmt == "json":
         click.echo(json.dumps(result, indent=2))
     elif fmt == "markdown":

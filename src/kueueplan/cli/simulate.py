@@ -86,13 +86,15 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
               help="Processes for --runs (default: every core).")
 @click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
               help="Run the --runs samples as Ray tasks on this cluster ('local' starts one here).")
+@click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
+              help="Also write a self-contained HTML report (charts; needs matplotlib).")
 def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Path | None, runs: int, seed: int,
-             jobs: int | None, ray_address: str | None) -> None:
+             jobs: int | None, ray_address: str | None, html_path: Path | None) -> None:
     """Simulate Kueue admission, borrowing and preemption for a Scenario file or a spec folder."""
-    if runs > 1 or ray_address is not None:
+    if runs > 1 or ray_address is not None or html_path is not None:
         from kueueplan.cli.planning import monte_carlo
 
-        monte_carlo(_source(path, env), fmt, until, runs, seed, jobs, ray_address)
+        monte_carlo(_source(path, env), fmt, until, runs, seed, jobs, ray_address, html_path)
         return
     from kueueplan.report import simulation as report
     from kueueplan.simulate.engine import simulate as run

@@ -48,6 +48,9 @@ class RunMetrics:
     quota: dict[str, dict[str, int]]  # flavor -> resource -> nominal quota summed over ClusterQueues
     expectations: list[bool]  # per expectation of the scenario, in order: did it hold
     failures: list[str] = field(default_factory=list)
+    # change points for charts: "flavor/resource" -> [(ms, level)], and ClusterQueue -> [(ms, waiting)]
+    usage_series: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    waiting_series: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 def run_metrics(scenario: Scenario, run: int) -> RunMetrics:
@@ -75,7 +78,8 @@ def measure(sim: TracedSimulation, run: int) -> RunMetrics:
             admitted=at is not None,
             preempted=preempted.get(wl.key, 0)))
     verdicts, failures = _expectations(sim)
-    return RunMetrics(run, end, outcomes, _usage(sim.usage_log, end), _quota(sim), verdicts, failures)
+    return RunMetrics(run, end, outcomes, _usage(sim.usage_log, end), _quota(sim), verdicts, failures,
+                      _levels(sim.usage_log), _waiting(sim))
 
 
 def _teams(sim: Simulation) -> dict[str, str]:
@@ -111,6 +115,44 @@ def _usage(log: list[tuple[int, str, str, int]], end: int) -> dict[str, dict[str
             peak = max(peak, level)
         area += level * (end - last)
         out.setdefault(flavor, {})[resource] = (area / end if end > 0 else float(level), peak)
+    return out
+
+
+def _levels(log: list[tuple[int, str, str, int]]) -> dict[str, list[tuple[int, int]]]:
+    """Usage after each instant's changes, per flavor/resource."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for at, flavor, resource, delta in log:
+        points = out.setdefault(f"{flavor}/{resource}", [])
+        level = (points[-1][1] if points else 0) + delta
+        if points and points[-1][0] == at:
+            points[-1] = (at, level)
+        else:
+            points.append((at, level))
+    return out
+
+
+def _waiting(sim: Simulation) -> dict[str, list[tuple[int, int]]]:
+    """Workloads waiting for quota per ClusterQueue over time (created or evicted, not yet holding quota)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    waiting: dict[str, bool] = {}
+    for e in sim.events:
+        cq, key, kind = e.get("clusterQueue"), e["workload"], e["type"]
+        if not cq:
+            continue
+        before = waiting.get(key, False)
+        if kind in ("Created", "Preempted", "Evicted"):
+            waiting[key] = True
+        elif kind in ("QuotaReserved", "Deleted", "Finished", "Deactivated"):
+            waiting[key] = False
+        delta = int(waiting.get(key, False)) - int(before)
+        if delta:
+            at = round(e["at"] * 1000)
+            points = out.setdefault(cq, [])
+            level = (points[-1][1] if points else 0) + delta
+            if points and points[-1][0] == at:
+                points[-1] = (at, level)
+            else:
+                points.append((at, level))
     return out
 
 

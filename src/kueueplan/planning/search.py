@@ -80,6 +80,7 @@ class Search:
         self.exhaustive = exhaustive
         self.progress = progress
         self.judged: dict[tuple[int, ...], Judged] = {}
+        self.metrics: dict[tuple[int, ...], list[Any]] = {}  # the runs behind each judged candidate
 
     def judge(self, assignment: tuple[int, ...]) -> Judged:
         if assignment not in self.judged:
@@ -87,7 +88,8 @@ class Search:
             for var, value in zip(self.variables, assignment):
                 source = source.with_quota(var.cluster_queue, var.flavor, var.resource, var.quantity(value))
             scenario = source.sample(self.seed, 0)
-            self.judged[assignment] = Judged(assignment, aggregate(source, scenario, self.seed, self.runs(source)))
+            self.metrics[assignment] = self.runs(source)
+            self.judged[assignment] = Judged(assignment, aggregate(source, scenario, self.seed, self.metrics[assignment]))
             if self.progress:
                 self.progress(len(self.judged))
         return self.judged[assignment]
@@ -129,6 +131,11 @@ class Search:
                                           "required": e["required"]} for e in j.result["expectations"]]}
                        for _, j in sorted(self.judged.items())],
         }
+
+    def answer(self) -> Judged:
+        """The first passing candidate (smallest values), else the largest judged: what the report charts."""
+        ordered = sorted(self.judged.values(), key=lambda j: j.assignment)
+        return next((j for j in ordered if j.ok), ordered[-1])
 
     def _cell(self, value: int | None) -> str | None:
         return None if value is None else self.variables[-1].quantity(value)
