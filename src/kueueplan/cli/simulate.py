@@ -36,6 +36,19 @@ def _set_until(scenario: Any, until: str | None) -> None:
         scenario.until = parse_duration(until, "--until")
 
 
+def _snapshot(scenario: Any, fmt: str) -> None:
+    from kueueplan.report import snapshot
+    from kueueplan.simulate.engine import simulate as run
+
+    sim = run(scenario)
+    if fmt == "json":
+        tables = {title: [dict(zip(header, row)) for row in rows]
+                  for title, (header, rows) in snapshot.tables(sim).items()}
+        click.echo(json.dumps({"at": sim.now / 1000, "tables": tables}, indent=2))
+    else:
+        click.echo(snapshot.text(sim))
+
+
 def _warn_rejected(scenario: Any) -> None:
     """Objects Kueue would refuse cannot exist on a cluster: say so on stderr (the JSON contract is unchanged)."""
     from kueueplan.validate import webhook_rejections
@@ -86,11 +99,16 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
               help="Processes for --runs (default: every core).")
 @click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
               help="Run the --runs samples as Ray tasks on this cluster ('local' starts one here).")
+@click.option("--at", "at", default=None, metavar="TIME",
+              help="Show the state at this moment (e.g. 90m), as kubectl get clusterqueues/workloads would.")
 @click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
               help="Also write a self-contained HTML report (charts; needs matplotlib).")
 def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Path | None, runs: int, seed: int,
-             jobs: int | None, ray_address: str | None, html_path: Path | None) -> None:
+             jobs: int | None, ray_address: str | None, at: str | None, html_path: Path | None) -> None:
     """Simulate Kueue admission, borrowing and preemption for a Scenario file or a spec folder."""
+    if at is not None:
+        _snapshot(_load(path, env, at, seed), fmt)
+        return
     if runs > 1 or ray_address is not None or html_path is not None:
         from kueueplan.cli.planning import monte_carlo
 
