@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -76,8 +77,8 @@ def test_spec_environment_gates_check_on_probability(tmp_path: Path, repo_dir: P
     team.write_text(text.replace(old, "  load:\n  - arrivals: {poisson: 12/h}\n    for: 2h\n"
                                       "    runFor: {median: 20m, p95: 40m}\n", 1))
     env = spec / "env-prod.yaml"
-    env.write_text(env.read_text().replace("  simulation:\n    until: 3h\n",
-                                           "  simulation:\n    until: 3h\n    runs: 8\n    seed: 3\n", 1))
+    text = re.sub(r"\n    runs: \d+[^\n]*", "", env.read_text())
+    env.write_text(text.replace("  simulation:\n    until: 3h\n", "  simulation:\n    until: 3h\n    runs: 8\n    seed: 3\n", 1))
     teams = spec / "teams.yaml"
     teams.write_text(teams.read_text().replace("  expect:\n    neverPreempted: true",
                                                "  expect:\n    admittedWithin: 1s\n    probability: 0.5", 1))

@@ -96,11 +96,13 @@ def _expectations(source: ScenarioSource, scenario: Any, runs: list[RunMetrics])
 
 
 def _terms(exp: Any) -> str:
+    from kueueplan.simulate.result import _fmt
+
     parts = []
     if exp.admitted_within is not None:
-        parts.append(f"admittedWithin {exp.admitted_within / 1000:g}s")
+        parts.append(f"admittedWithin {_fmt(exp.admitted_within)}")
     if exp.finished_by is not None:
-        parts.append(f"finishedBy {exp.finished_by / 1000:g}s")
+        parts.append(f"finishedBy {_fmt(exp.finished_by)}")
     if exp.never_preempted:
         parts.append("neverPreempted")
     if exp.state:

@@ -88,7 +88,8 @@ def usage_chart(runs: list[RunMetrics], key: str, quota: float, unit: int) -> st
     ax.step(hours, [v / unit for v in mean], where="post", label="mean over runs")
     ax.axhline(quota, color="#c0392b", linestyle="--", label="nominal quota")
     ax.set_xlabel("hours")
-    ax.set_ylabel(key.split("/", 1)[1])
+    resource = key.split("/", 1)[1]
+    ax.set_ylabel(f"{resource} (Gi)" if unit == 2**30 else "cores" if unit == 1000 else resource)
     ax.set_title(key)
     ax.legend(loc="upper right")
     fig.tight_layout()
@@ -164,8 +165,11 @@ def report(result: dict[str, Any], runs: list[RunMetrics], search: dict[str, Any
     for f in result["flavors"]:
         key = f"{f['flavor']}/{f['resource']}"
         if any(key in m.usage_series for m in runs):
-            unit = 1000 if is_cpu(f["resource"]) else 1
-            parts.append(_figure(f"Usage of {key} against its quota", usage_chart(runs, key, f["quota"], unit)))
+            if not (f["quota"] or f["peak"]["max"]):
+                continue
+            unit = 1000 if is_cpu(f["resource"]) else 2**30 if f["resource"] == "memory" else 1
+            quota = f["quota"] / (2**30 if f["resource"] == "memory" else 1)
+            parts.append(_figure(f"Usage of {key} against its quota", usage_chart(runs, key, quota, unit)))
     parts.append(_figure("Workloads waiting per ClusterQueue (mean over runs)", waiting_chart(runs)))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>kueueplan: {html.escape(str(result['scenario']))}</title><style>{_STYLE}</style></head>"

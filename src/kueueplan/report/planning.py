@@ -16,6 +16,15 @@ def _wait(cell: dict[str, Any]) -> str:
     return f"{_fmt_s(cell['mean'])} ({_fmt_s(lo)}–{_fmt_s(hi)})"
 
 
+def _amount(resource: str, value: float | None) -> str:
+    """Quantities as people read them: cores for cpu (already in the result), Gi for bytes, plain numbers else."""
+    if value is None:
+        return "-"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return f"{value / 2**30:.3g}Gi"
+    return f"{value:.4g}"
+
+
 def _share(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
@@ -26,10 +35,10 @@ def rows(result: dict[str, Any]) -> dict[str, tuple[list[str], list[list[str]]]]
               *(_wait(t["waitSeconds"][p]) for p in ("p50", "p95", "p99")),
               f"{t['preemptionsPerRun']['mean']:g} (max {t['preemptionsPerRun']['max']})"]
              for t in result["teams"]]
-    flavors = [[f["flavor"], f["resource"], f"{f['quota']:g}",
-                "-" if f["timeAveraged"]["mean"] is None else f"{f['timeAveraged']['mean']:g}",
-                _share(f["timeAveragedShareOfQuota"]), f"{f['peak']['mean']:g} (max {f['peak']['max']:g})"]
-               for f in result["flavors"]]
+    flavors = [[f["flavor"], f["resource"], _amount(f["resource"], f["quota"]),
+                _amount(f["resource"], f["timeAveraged"]["mean"]), _share(f["timeAveragedShareOfQuota"]),
+                f"{_amount(f['resource'], f['peak']['mean'])} (max {_amount(f['resource'], f['peak']['max'])})"]
+               for f in result["flavors"] if f["quota"] or f["peak"]["max"]]
     expectations = [[e["expectation"], f"{e['held']}/{result['runs']}", _share(e["probability"]),
                      f"{_share(e['ci95'][0])}–{_share(e['ci95'][1])}", _share(e["required"]),
                      "ok" if e["met"] else "FAILED"] for e in result["expectations"]]
