@@ -77,7 +77,8 @@ def measure(sim: TracedSimulation, run: int) -> RunMetrics:
             wait_ms=(at if at is not None else end) - wl.created_at,
             admitted=at is not None,
             preempted=preempted.get(wl.key, 0)))
-    verdicts, failures = _expectations(sim)
+    details = judge_each(sim)
+    verdicts, failures = [not d for d in details], [f for d in details for f in d]
     return RunMetrics(run, end, outcomes, _usage(sim.usage_log, end), _quota(sim), verdicts, failures,
                       _levels(sim.usage_log), _waiting(sim))
 
@@ -164,16 +165,14 @@ def _quota(sim: Simulation) -> dict[str, dict[str, int]]:
     return out
 
 
-def _expectations(sim: Simulation) -> tuple[list[bool], list[str]]:
-    """Each expectation judged on its own, with the simulator's own check."""
+def judge_each(sim: Simulation) -> list[list[str]]:
+    """Each expectation judged on its own, with the simulator's own check: its failures, in words."""
     every = sim.scenario.expectations
-    verdicts, failures = [], []
     try:
+        out = []
         for exp in every:
             sim.scenario.expectations = [exp]
-            failed = check_expectations(sim)
-            verdicts.append(not failed)
-            failures += failed
+            out.append(check_expectations(sim))
+        return out
     finally:
         sim.scenario.expectations = every
-    return verdicts, failures

@@ -28,16 +28,24 @@ def simulate_env(spec_dir: object, env: str) -> SimRun | None:
     total = len(spec.get("expectations", []))
     if runs == 1:
         return SimRun(result_json(sim), check_expectations(sim), total)
-    return SimRun(result_json(sim), _monte_carlo_failures(source, seed, runs), total)
+    return SimRun(result_json(sim), _monte_carlo_failures(source, sim, seed, runs), total)
 
 
-def _monte_carlo_failures(source: object, seed: int, runs: int) -> list[str]:
+def _monte_carlo_failures(source: object, sim: object, seed: int, runs: int) -> list[str]:
+    """Each expectation that misses its probability, with what went wrong in run 0 when it failed there too."""
     from kueueplan.planning.executors import execute
-    from kueueplan.planning.montecarlo import aggregate, failed
+    from kueueplan.planning.metrics import judge_each
+    from kueueplan.planning.montecarlo import aggregate
 
-    result = aggregate(source, source.sample(seed, 0), seed, execute(source, seed, runs))  # type: ignore[attr-defined]
-    return [f"{e['expectation']} held in {e['held']} of {runs} runs ({e['probability']:.0%}), needs "
-            f"{e['required']:.0%}" for e in failed(result)]
+    result = aggregate(source, sim.scenario, seed, execute(source, seed, runs))  # type: ignore[attr-defined]
+    details = judge_each(sim)  # type: ignore[arg-type]
+    out = []
+    for i, e in enumerate(result["expectations"]):
+        if not e["met"]:
+            first = f"; in run 0: {details[i][0]}" if details[i] else ""
+            out.append(f"{e['expectation']} held in {e['held']} of {runs} runs ({e['probability']:.0%}), "
+                       f"needs {e['required']:.0%}{first}")
+    return out
 
 
 def simulate_side(side: Side, env: str) -> SimRun | None:
