@@ -36,3 +36,15 @@ def test_state_at_a_moment(tmp_path: Path) -> None:
     assert wls["train-1"]["FINISHED"] == "True" and wls["train-3"]["RESERVED IN"] == "cq"
     text = CliRunner().invoke(main, ["simulate", str(path), "--at", "15m"]).output
     assert "$ kubectl get clusterqueues" in text and "RESERVED IN" in text
+
+
+def test_json_output_is_the_same_object_one_entry_per_line(tmp_path: Path) -> None:
+    from kueueplan.simulate.result import dumps
+
+    path = write(tmp_path, scenario(workloads=[{"at": "0s", "runFor": "10m", "count": 3, "manifest": JOB}]))
+    out = CliRunner().invoke(main, ["simulate", str(path), "-o", "json"])
+    result = json.loads(out.stdout)
+    assert dumps(result) == out.stdout.rstrip("\n")
+    lines = out.stdout.splitlines()
+    assert sum(1 for line in lines if line.startswith('    {"name": "team-a/train-')) == 3  # one line per workload
+    assert json.loads(dumps({"a": [], "b": [{"x": "}, {\n"}], "c": None})) == {"a": [], "b": [{"x": "}, {\n"}], "c": None}

@@ -116,7 +116,7 @@ def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Pat
         return
     from kueueplan.report import simulation as report
     from kueueplan.simulate.engine import simulate as run
-    from kueueplan.simulate.result import check_expectations, result_json
+    from kueueplan.simulate.result import check_expectations, dumps, result_json
 
     scenario = _load(path, env, until, seed)
     _warn_rejected(scenario)
@@ -127,7 +127,7 @@ def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Pat
         stop()
     result = result_json(sim)
     if fmt == "json":
-        click.echo(json.dumps(result, indent=2))
+        click.echo(dumps(result))
     elif fmt == "markdown":
         click.echo(report.markdown(sim, result))
     else:
