@@ -23,3 +23,8 @@ class KueueplanError(Exception):
         loc = self.location()
         text = f"{loc}: {self.message}" if loc else self.message
         return f"{text}\n  hint: {self.hint}" if self.hint else text
+
+
+class InputRefusedError(KueueplanError):
+    """Input refused outright (over a resource limit, a CRD that cannot be used): exit 2 from every command,
+    never turned into a finding among others, even when met in the middle of a check."""

@@ -94,7 +94,7 @@ def test_two_teams_selectors_are_disjoint(tmp_path: Path) -> None:
     (_team("ml"), _workload("  localQueue: nope\n"), "LocalQueue 'nope' does not exist", "workloads.yaml", 9),
     (_team("ml"), _workload("  namespace: elsewhere\n"), "not one of team 'ml'", "workloads.yaml", 9),
     (_team("other"), _workload(""), "unknown Team 'ml'", "workloads.yaml", 5),
-    (_team("ml", "  flavors: [gpu]\n"), "", "may not use flavor 'cpu'", "teams.yaml", 6),
+    (_team("ml", "  flavors: [gpu]\n"), "", "flavor 'gpu' does not exist; did you mean 'cpu'?", "teams.yaml", 8),
 ])
 def test_reference_errors(tmp_path: Path, teams: str, workloads: str, needle: str, file: str, line: int) -> None:
     spec = _write(tmp_path, teams, workloads=workloads)

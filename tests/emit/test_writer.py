@@ -117,21 +117,37 @@ def test_symlinked_targets_are_refused(tmp_path: Path) -> None:
     assert outside.read_text() == MARKER + "\nsecret\n"
 
 
-def test_a_concurrent_build_is_refused(tmp_path: Path) -> None:
+def test_a_concurrent_build_waits_for_the_lock_then_gives_up(tmp_path: Path, monkeypatch) -> None:
+    from kueueplan.emit import writer
+
     out = tmp_path / "gen"
     out.mkdir()
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(out / LOCK_NAME)!r}, os.O_CREAT | os.O_RDWR)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
     try:
-        (out / LOCK_NAME).write_text(f"{sleeper.pid}\n")
+        assert holder.stdout.readline() == "held\n"
+        monkeypatch.setattr(writer, "LOCK_WAIT_SECONDS", 0.3)
         with pytest.raises(KueueplanError, match="another kueueplan build"):
             build(DEMO, out)
         assert not (out / "prod").exists()
     finally:
-        sleeper.kill()
-        sleeper.wait()
-    # A lock left by a process that is gone is stale and taken over.
+        holder.kill()
+        holder.wait()
+    # The kernel dropped the dead holder's flock: nothing stale to guess at.
     build(DEMO, out)
     assert (out / "prod" / "kustomization.yaml").is_file() and not (out / LOCK_NAME).exists()
+
+
+def test_an_empty_or_leftover_lock_file_is_not_a_lock(tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    out.mkdir()
+    (out / LOCK_NAME).write_text("")  # what a build killed right after creating it leaves
+    build(DEMO, out)
+    (out / LOCK_NAME).write_text(f"{os.getpid()}\n")  # a live pid, but nobody holds the flock
+    write_tree(out, _files(prod__a_yaml="x"), prune_dirs=["prod"])
+    assert sorted(p.name for p in (out / "prod").iterdir()) == ["a.yaml"]
 
 
 def test_interrupted_swap_is_recovered_to_the_old_tree(tmp_path: Path) -> None:
@@ -152,8 +168,9 @@ def test_swap_replaces_a_folder_whole(tmp_path: Path) -> None:
     out = tmp_path / "gen"
     write_tree(out, _files(prod__a_yaml="1", prod__b_yaml="1"))
     changed = write_tree(out, _files(prod__a_yaml="2"), prune_dirs=["prod"])
-    assert changed == ["prod/a.yaml"]
-    assert sorted(p.name for p in (out / "prod").iterdir()) == ["a.yaml"]
+    assert changed == ["prod/a.yaml", "prod/b.yaml"]  # a.yaml rewritten, b.yaml removed
+    assert write_tree(out, _files(prod__a_yaml="2", prod__c_yaml="3")) == ["prod/c.yaml"]  # a.yaml is the same
+    assert sorted(p.name for p in (out / "prod").iterdir()) == ["a.yaml", "c.yaml"]
     assert not [p for p in out.iterdir() if p.name.startswith(".kueueplan")]
 
 
@@ -213,7 +230,7 @@ def test_a_build_failing_midway_leaves_the_old_tree(tmp_path: Path, monkeypatch:
         real_write(path, text)
 
     monkeypatch.setattr(writer, "_write_file", failing_write)
-    with pytest.raises(OSError):
+    with pytest.raises(KueueplanError, match="disk full"):
         write_tree(out, _files(prod__a_yaml="new", prod__b_yaml="new"))
     monkeypatch.setattr(writer, "_write_file", real_write)
     assert {p.name: p.read_text() for p in (out / "prod").iterdir()} == before

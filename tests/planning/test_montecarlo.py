@@ -88,3 +88,16 @@ def test_spec_environment_gates_check_on_probability(tmp_path: Path, repo_dir: P
         run.failed_expectations
     names = [w["name"] for w in run.result["workloads"]]
     assert any(n.startswith("team-b/feature-etl-") for n in names) and len(names) > 6
+
+
+def test_markdown_summary_escapes_names_from_the_pull_request() -> None:
+    from kueueplan.report.planning import markdown
+
+    hostile = "@org/admins <img src=x> | [x](http://evil) `::error::`"
+    result = {"scenario": hostile, "runs": 2, "seed": 0, "flavors": [], "expectations": [],
+              "teams": [{"team": hostile, "workloadsPerRun": 1, "admittedShare": 1,
+                         "waitSeconds": {p: {"mean": 1, "ci95": [0, 2]} for p in ("p50", "p95", "p99")},
+                         "preemptionsPerRun": {"mean": 0, "max": 0}}]}
+    text = markdown(result)
+    assert "<img" not in text and "](http" not in text and "@org" not in text.replace("@\u200d", "")
+    assert all(line.count(" | ") == 7 for line in text.splitlines() if line.startswith("| ") and "team" not in line)

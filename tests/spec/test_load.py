@@ -105,7 +105,7 @@ def test_cross_reference_errors_point_at_the_field(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "  quotas:\n  - flavor: gpu\n    resources: {cpu: 1}\n")
     err = _error(spec, compile_too=True)
     assert err.file.endswith("team.yaml") and err.line == 7
-    assert "unknown ResourceFlavor 'gpu'" in err.message and "cpu" in err.hint
+    assert "flavor 'gpu' does not exist" in err.message and "cpu" in err.hint
 
 
 @pytest.mark.parametrize("team_spec,line,needle", [

@@ -108,9 +108,11 @@ def test_github_annotations(bad_file: Path, crd_paths: list[str]) -> None:
     assert any(line.startswith("::warning ") and "KP420" in line for line in out)
 
 
-def test_without_crds_the_output_says_so(bad_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_crds_the_output_names_the_schema_pack(bad_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, out = _cli([str(bad_file)])
-    assert code == 1 and "no CRDs given" in out and "KP401" in out
+    assert code == 1 and "CRDs: schema pack: Kueue v0.19.2" in out and "KP401" in out
+    code, out = _cli([str(bad_file), "--kueue-version", "v0.99"])
+    assert "schema and CEL checks skipped for LocalQueue.kueue.x-k8s.io: Kueue v0.99 is not in the schema pack" in out
 
 
 def test_rule_catalogue_is_current() -> None:
@@ -128,27 +130,32 @@ def test_list_rules_markdown_via_cli() -> None:
 
 def test_schemas_pull_writes_the_cache_without_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        crd_paths: list[str]) -> None:
+    """The real release files (../shared holds Kueue v0.19.2's) match the pack's pinned SHA-256."""
     import io
 
-    from kueueplan.validate import crds as crds_module
+    from kueueplan.validate import pull as pull_module
 
-    crd = (Path(crd_paths[0]) / "kueue.x-k8s.io_localqueues.yaml").read_bytes()
     asked: list[str] = []
+
+    class Response(io.BytesIO):
+        headers: dict[str, str] = {}
 
     def fake_urlopen(url: str, timeout: int) -> io.BytesIO:
         asked.append(url)
-        return io.BytesIO(crd)
+        return Response((Path(crd_paths[0]) / url.rsplit("/", 1)[1]).read_bytes())
 
-    monkeypatch.setattr(crds_module.urllib.request, "urlopen", fake_urlopen)
+    monkeypatch.setattr(pull_module.urllib.request, "urlopen", fake_urlopen)
     dest = tmp_path / "crds"
-    result = CliRunner().invoke(main, ["schemas", "pull", "--kueue", "v0.19.2", "--kuberay", "v1.7.0",
-                                       "--dest", str(dest)])
+    result = CliRunner().invoke(main, ["schemas", "pull", "--kueue", "v0.19.2", "--kuberay", "", "--dest", str(dest)])
     assert result.exit_code == 0, result.output
-    assert asked[0] == "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"
-    assert len(asked) == 4 and all("v1.7.0" in u for u in asked[1:])
-    assert (dest / "kueue-v0.19.2" / "manifests.yaml").read_bytes() == crd
+    assert asked[0] == ("https://raw.githubusercontent.com/kubernetes-sigs/kueue/v0.19.2/config/components/crd/"
+                        "bases/kueue.x-k8s.io_admissionchecks.yaml")
+    assert len(asked) == 11
+    local = dest / "kueue" / "v0.19.2" / "kueue.x-k8s.io_localqueues.yaml"
+    assert local.read_bytes() == (Path(crd_paths[0]) / "kueue.x-k8s.io_localqueues.yaml").read_bytes()
     listing = CliRunner().invoke(main, ["schemas", "list", "--crds", str(dest)])
     assert "LocalQueue.kueue.x-k8s.io: v1beta1, v1beta2" in listing.output
+    assert "Kueue (schema pack): v0.4.2," in listing.output
 
 
 def test_output_is_byte_identical_across_hash_seeds(crd_paths: list[str], tmp_path: Path) -> None:

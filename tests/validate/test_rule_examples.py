@@ -41,3 +41,11 @@ def test_failing_example_is_caught(rule, tmp_path: Path, crd_paths: list[str]) -
 def test_passing_example_is_clean(rule, tmp_path: Path, crd_paths: list[str]) -> None:
     result = run_text(tmp_path, rule.examples["passes"], crd_paths)
     assert rule.id not in rules_of(result), [f for f in result.findings if f.rule == rule.id]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_examples_hold_with_the_schema_pack_alone(rule, tmp_path: Path) -> None:
+    """No --crds and no ../shared: the built-in schema pack is enough for every documented example."""
+    assert rule.id in rules_of(run_text(tmp_path, rule.examples["fails"], None))
+    (tmp_path / "p").mkdir()
+    assert rule.id not in rules_of(run_text(tmp_path / "p", rule.examples["passes"], None))

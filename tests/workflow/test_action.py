@@ -73,9 +73,10 @@ def substitute(text: str, ctx: dict[str, Any], failed: bool = False) -> str:
 
 class FakeGitHub:
     def __init__(self) -> None:
-        self.comments: list[dict[str, Any]] = [{"id": 1, "body": "LGTM"}]
+        self.comments: list[dict[str, Any]] = [{"id": 1, "body": "LGTM", "user": {"login": "octocat"}}]
         self.calls: list[tuple[str, str]] = []
         self.tokens: set[str] = set()
+        self.read_only = False  # a fork PR's token: writes are refused with 403
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         gh = self
@@ -92,14 +93,26 @@ class FakeGitHub:
             def _payload(self) -> dict[str, Any]:
                 return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
 
+            def _refuse(self) -> None:
+                body = b'{"message": "Resource not accessible by integration"}'
+                self.send_response(403)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
             def do_GET(self) -> None:  # noqa: N802
                 gh.calls.append(("GET", self.path))
                 gh.tokens.add(self.headers.get("Authorization", ""))
+                if self.path == "/user":  # GITHUB_TOKEN is an installation token: no /user
+                    return self._refuse()
                 self._reply(gh.comments if "page=1" in self.path else [])
 
             def do_POST(self) -> None:  # noqa: N802
                 gh.calls.append(("POST", self.path))
-                comment = {"id": 100 + len(gh.comments), "body": self._payload()["body"]}
+                if gh.read_only:
+                    return self._refuse()
+                comment = {"id": 100 + len(gh.comments), "body": self._payload()["body"],
+                           "user": {"login": "github-actions[bot]"}}
                 gh.comments.append(comment)
                 self._reply(comment)
 
@@ -166,6 +179,25 @@ def _cut_gpu_quotas(repo: Path) -> None:
 # --------------------------------------------------------------------------- running the action
 
 
+def _pip_shim(tmp: Path) -> Path:
+    """A `python` for the install step: runs the step's own command line, with `pip install ...` swapped for
+    `pip --version` (kueueplan is installed in this venv already; there is no network). So the `pip` module is
+    found exactly as the step would find it, from the step's working directory and flags, and every call is
+    logged to pip-calls.log."""
+    shim = tmp / "pip-shim"
+    shim.mkdir(exist_ok=True)
+    python = shim / "python"
+    python.write_text(f"""#!/bin/bash
+echo "$PWD $*" >> {tmp}/pip-calls.log
+args=()
+for a in "$@"; do if [ "$a" = install ]; then break; fi; args+=("$a"); done
+if [ "${{#args[@]}}" -lt "$#" ]; then exec {sys.executable} "${{args[@]}}" --version; fi
+exec {sys.executable} "$@"
+""")
+    python.chmod(0o755)
+    return shim
+
+
 def run_action(repo_dir: Path, repo: Path, inputs: dict[str, str], api: str, tmp: Path) -> dict[str, Any]:
     tmp.mkdir(parents=True, exist_ok=True)
     action = yaml.safe_load((repo_dir / "action.yml").read_text())
@@ -188,18 +220,18 @@ def run_action(repo_dir: Path, repo: Path, inputs: dict[str, str], api: str, tmp
             uses.append((step["uses"], {k: substitute(str(v), ctx, failed) for k, v in step.get("with", {}).items()}))
             continue
         env = {k: substitute(str(v), ctx, failed) for k, v in step.get("env", {}).items()}
-        if step.get("id") == "install":
-            assert env["ACTION_PATH"] == str(repo_dir) and '"$ACTION_PATH"' in step["run"]
-            continue
+        cwd = substitute(step.get("working-directory", str(repo)), ctx, failed)
         output = tmp / f"output-{len(ran)}"
         output.touch()
         script = tmp / f"step-{len(ran)}.sh"
         script.write_text(step["run"])
+        path = f"{_pip_shim(tmp)}:{BIN}:{os.environ['PATH']}" if step.get("id") == "install" else \
+            f"{BIN}:{os.environ['PATH']}"
         done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=repo, capture_output=True,
-            text=True, env={"PATH": f"{BIN}:{os.environ['PATH']}", "HOME": str(tmp), "RUNNER_TEMP": str(tmp),
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd, capture_output=True,
+            text=True, env={"PATH": path, "HOME": str(tmp), "RUNNER_TEMP": str(tmp),
                             "GITHUB_OUTPUT": str(output), "GITHUB_REPOSITORY": "acme/platform",
-                            "GITHUB_API_URL": api, **env})
+                            "GITHUB_API_URL": api, "GITHUB_WORKSPACE": str(repo), **env})
         outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
         if step.get("id"):
             ctx["steps"][step["id"]] = {"outputs": outputs}
@@ -319,3 +351,72 @@ def test_ci_workflow_runs_the_tests_then_checks_the_demo(repo_dir: Path) -> None
     assert set(job["strategy"]["matrix"]["os"]) == {"ubuntu-latest", "macos-latest"}
     [uses] = [s["uses"] for s in ci["jobs"]["pull-request"]["steps"] if s.get("uses") == "./"]
     assert uses == "./"  # the PR job dogfoods this repository's action
+
+
+# --------------------------------------------------------------------------- a hostile pull request
+
+
+def _plant_hostile_modules(repo: Path, marker: Path) -> None:
+    """What a PR can add to its checkout: modules that shadow kueueplan's and pip's when run from there."""
+    code = f"import pathlib; pathlib.Path({str(marker)!r}).write_text(__name__); raise SystemExit(0)\n"
+    for rel in ("kueueplan/__init__.py", "kueueplan/workflow/__init__.py", "kueueplan/workflow/prcomment.py",
+                "kueueplan/__main__.py", "pip/__init__.py", "pip/__main__.py", "sitecustomize.py"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(code)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "innocent refactoring")
+
+
+def test_action_runs_no_code_from_the_pull_requests_checkout(repo_dir: Path, demo_repo: Path, github,
+                                                             tmp_path: Path) -> None:
+    fake, api = github
+    marker = tmp_path / "PWNED"
+    _plant_hostile_modules(demo_repo, marker)
+    result = run_action(repo_dir, demo_repo, {}, api, tmp_path / "run")
+    assert not marker.exists(), f"the PR's {marker.read_text()} ran with the token"
+    # The install step ran pip from the action's own folder, isolated, with the hash-pinned lock.
+    calls = (tmp_path / "run" / "pip-calls.log").read_text().splitlines()
+    assert calls and all(c.startswith(f"{repo_dir} -I -m pip install ") for c in calls), calls
+    assert "--require-hashes -r requirements/demo.txt" in calls[0]
+    # The real comment helper ran (the fake GitHub got the comment), not the PR's.
+    assert any("<!-- kueueplan-diff -->" in c["body"] for c in fake.comments)
+    assert result["steps"]["check"]["outputs"]["exit-code"] == "0"
+
+
+def test_action_yml_isolates_every_python_and_tool_step(repo_dir: Path) -> None:
+    steps = yaml.safe_load((repo_dir / "action.yml").read_text())["runs"]["steps"]
+    for step in steps:
+        run = step.get("run", "")
+        for line in run.splitlines():
+            for m in re.finditer(r"(?:^|[;&|(]\s*|\$\()\s*(python3?)\b(.*)", line):
+                assert m.group(2).startswith(" -I "), f"{step['name']}: python without -I: {line.strip()}"
+        if re.search(r"python3? -I -m ", run):  # a tool step: pip or kueueplan's helper module
+            assert step.get("working-directory") == "${{ github.action_path }}", step["name"]
+        if re.search(r"^\s*kueueplan (check|diff|validate) ", run, re.M):
+            # The installed console script, its log output fenced off from workflow commands.
+            assert 'echo "::stop-commands::$stop"' in run and 'echo "::$stop::"' in run, step["name"]
+            assert "secrets.token_hex" in run
+    [result] = [s for s in steps if s["name"] == "Result"]
+    assert result["if"] == "always()"
+    [install] = [s for s in steps if s.get("id") == "install"]
+    assert "--require-hashes -r requirements/demo.txt" in install["run"]
+
+
+def test_comment_step_on_a_fork_pr_warns_without_a_traceback(repo_dir: Path, demo_repo: Path, github,
+                                                             tmp_path: Path) -> None:
+    fake, api = github
+    fake.read_only = True
+    result = run_action(repo_dir, demo_repo, {"sarif": "false"}, api, tmp_path / "run")
+    [(_, code, log)] = [r for r in result["ran"] if r[0] == "Post or update the PR comment"]
+    assert code == 0 and "Traceback" not in log and log.startswith("::warning::") and "403" in log
+    assert result["ran"][-1][0] == "Result"
+
+
+def test_a_marked_comment_by_somebody_else_is_left_alone(repo_dir: Path, demo_repo: Path, github,
+                                                        tmp_path: Path) -> None:
+    fake, api = github
+    fake.comments.append({"id": 50, "body": "<!-- kueueplan-diff --> ha", "user": {"login": "mallory"}})
+    run_action(repo_dir, demo_repo, {"sarif": "false"}, api, tmp_path / "run")
+    assert fake.comments[1]["body"] == "<!-- kueueplan-diff --> ha"
+    [ours] = [c for c in fake.comments if c["id"] != 50 and "kueueplan-diff" in c["body"]]
+    assert ours["user"]["login"] == "github-actions[bot]"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from kueueplan.cli import main
 from kueueplan.workflow.check import Drift, drift
-from kueueplan.workflow.prcomment import MARKER, find_marked, prepare_body, upsert
+from kueueplan.workflow.prcomment import MARKER, ApiError, find_marked, prepare_body, upsert
 
 
 @pytest.fixture
@@ -82,10 +82,14 @@ def test_prepare_body_adds_marker_once_and_truncates() -> None:
 
 def test_upsert_pages_through_comments_then_updates_or_creates() -> None:
     calls = []
-    pages = {1: [{"id": i, "body": "other"} for i in range(100)], 2: [{"id": 555, "body": f"old {MARKER}"}]}
+    bot = {"login": "github-actions[bot]"}
+    pages = {1: [{"id": i, "body": "other", "user": bot} for i in range(100)],
+             2: [{"id": 555, "body": f"old {MARKER}", "user": bot}]}
 
     def request(method: str, path: str, payload: dict | None):
         calls.append((method, path))
+        if path == "/user":
+            raise ApiError(403, "Resource not accessible by integration")
         if method == "GET":
             return pages.get(int(path.rsplit("page=", 1)[1]), [])
         return {"id": 777}
@@ -95,4 +99,44 @@ def test_upsert_pages_through_comments_then_updates_or_creates() -> None:
     pages[2] = []
     assert upsert(request, "o/r", "7", "body") == ("created", 777)
     assert calls[-1] == ("POST", "/repos/o/r/issues/7/comments")
-    assert find_marked([{"id": 1, "body": None}]) is None
+    assert find_marked([{"id": 1, "body": None}], {"github-actions[bot]"}) is None
+
+
+def test_upsert_never_edits_a_marked_comment_somebody_else_wrote() -> None:
+    """Anybody can paste the marker into their own comment; only the token's own comment is ours to edit."""
+    calls = []
+    comments = [{"id": 1, "body": f"{MARKER} pwned", "user": {"login": "mallory"}},
+                {"id": 2, "body": f"{MARKER} ours", "user": {"login": "ci-user"}}]
+
+    def request(method: str, path: str, payload: dict | None):
+        calls.append((method, path))
+        if path == "/user":
+            return {"login": "ci-user"}  # a personal token: GET /user names its user
+        return comments if method == "GET" and "page=1" in path else [] if method == "GET" else {"id": 9}
+
+    assert upsert(request, "o/r", "7", "body") == ("updated", 2)
+    comments.pop()
+    assert upsert(request, "o/r", "7", "body") == ("created", 9)
+    assert ("PATCH", "/repos/o/r/issues/comments/1") not in calls
+
+
+def test_comment_on_a_fork_pr_with_a_read_only_token_is_a_warning_not_a_traceback(tmp_path: Path, monkeypatch,
+                                                                                   capsys) -> None:
+    import kueueplan.workflow.prcomment as prcomment
+
+    def refused(api: str, token: str):
+        def request(method: str, path: str, payload: dict | None):
+            if method == "GET":
+                return []
+            raise ApiError(403, f"{method} {path}: HTTP 403 Resource not accessible by integration")
+        return request
+
+    body = tmp_path / "body.md"
+    body.write_text("report")
+    monkeypatch.setattr(prcomment, "github_request", refused)
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "o/r")
+    monkeypatch.setenv("KUEUEPLAN_PR", "7")
+    assert prcomment.main([str(body)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("::warning::") and "forks" in out and "403" in out

@@ -24,4 +24,9 @@ def build(spec_dir: str, out_dir: str, envs: tuple[str, ...], argocd: bool, flux
         return
     for env in result.environments:
         click.echo(f"{out_dir}/{env}/: {result.objects[env]} objects")
-    click.echo(f"{len(result.changed)} file(s) changed" if result.changed else "up to date")
+    if not result.changed:
+        click.echo("up to date")
+    elif len(result.changed) <= 5:
+        click.echo(f"{len(result.changed)} file(s) changed: {', '.join(result.changed)}")
+    else:
+        click.echo(f"{len(result.changed)} file(s) changed")

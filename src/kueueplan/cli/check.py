@@ -31,6 +31,9 @@ def check(spec_dir: Path, gen_dir: Path | None, no_drift: bool, no_simulate: boo
           crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool) -> None:
     """Build to a temporary folder and compare with the committed gen/, validate, and simulate every
     environment's declared load against its expectations. Exit 0 ok, 1 problems found, 2 unusable input."""
+    from kueueplan.spec.load import resolve_spec_dir
+
+    spec_dir = resolve_spec_dir(spec_dir)  # a project folder whose spec is in environments/
     gen = None if no_drift else (gen_dir or spec_dir.parent / "gen")
     beside = spec_dir.parent / "policies"
     policy_paths = [] if no_policies else list(policies) or ([str(beside)] if beside.is_dir() else [])

@@ -13,7 +13,8 @@ from kueueplan.cli import main
 @main.command()
 @click.argument("paths", nargs=-1)
 @click.option("--crds", "crds", multiple=True, type=click.Path(),
-              help="CRD folder, CRD file or Kueue's manifests.yaml (repeatable); default: the `schemas pull` cache")
+              help="CRD folder, CRD file or Kueue's manifests.yaml (repeatable); overrides the built-in schema pack "
+                   "kind by kind")
 @click.option("--policies", "policies", multiple=True, type=click.Path(),
               help="Policy file or folder (repeatable); default: ./policies if it exists")
 @click.option("--no-policies", is_flag=True, help="Do not apply platform policies")
@@ -24,10 +25,14 @@ from kueueplan.cli import main
               help="Exit 1 when a finding of this severity or worse exists")
 @click.option("--select", "select", multiple=True, help="Only run these rule IDs (repeatable)")
 @click.option("--kueue-version", default=None,
-              help="Kueue release the manifests target, e.g. v0.8 (pod sets differ by version; default: v0.19)")
+              help="Kueue release plain manifests target, e.g. v0.8 or v0.17.3: picks its CRD schemas and pod sets "
+                   "(a spec environment's kueueVersion wins; default: the newest supported)")
+@click.option("--kuberay-version", default=None,
+              help="KubeRay release RayJobs/RayClusters target, e.g. v1.4 (default: the newest supported)")
 @click.option("--list-rules", is_flag=True, help="Print the rule catalogue and exit")
 def validate(paths: tuple[str, ...], crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool,
-             fmt: str, fail_on: str, select: tuple[str, ...], kueue_version: str | None, list_rules: bool) -> None:
+             fmt: str, fail_on: str, select: tuple[str, ...], kueue_version: str | None, kuberay_version: str | None,
+             list_rules: bool) -> None:
     """Validate spec folders, manifest files/folders and `-` (stdin) before Argo CD or Flux applies them.
 
     Exit codes: 0 no finding at --fail-on or worse, 1 findings, 2 unusable input or usage error.
@@ -52,6 +57,6 @@ def validate(paths: tuple[str, ...], crds: tuple[str, ...], policies: tuple[str,
     elif not policies and Path("policies").is_dir():
         policy_paths = ["policies"]
     result = run(list(paths), crds=list(crds) or None, policies=policy_paths, select=set(select) or None,
-                 kueue_version=kueue_version)
+                 kueue_version=kueue_version, kuberay_version=kuberay_version)
     click.echo(render(result, fmt, all_rules(), fail_on), nl=False)
     sys.exit(1 if result.fails(fail_on) else 0)

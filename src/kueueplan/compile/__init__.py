@@ -71,7 +71,9 @@ def compile_platform(spec_dir: str | Path, envs: list[str] | None = None) -> dic
     return {name: compile_environment(platform, name) for name in environment_names(platform, envs)}
 
 
-def scenario_for(spec_dir: str | Path, env: str) -> dict[str, Any]:
+def scenario_for(spec_dir: str | Path, env: str,
+                 origins: list[tuple[str, int | None]] | None = None) -> dict[str, Any]:
+    """`origins`, when given, receives the spec file:line of each expectation, for messages."""
     platform = spec_dir if isinstance(spec_dir, Platform) else load_spec(spec_dir)
     ctx = EnvContext.of(platform, env)
-    return build_scenario(ctx, compile_context(ctx))
+    return build_scenario(ctx, compile_context(ctx), origins)

@@ -6,6 +6,7 @@ Pure functions of an `EnvContext`; cross-references are checked here, each error
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from kueueplan.compile.context import KUEUE_GROUP, TEAM_LABEL, EnvContext, metadata
@@ -121,8 +122,7 @@ def resource_groups(ctx: EnvContext, entry: Entry, quotas: list[FlavorQuota], ha
     seen_flavors: set[str] = set()
     for i, quota in enumerate(quotas):
         if quota.flavor not in flavors:
-            raise entry.error(f"unknown ResourceFlavor {quota.flavor!r} in environment {ctx.name!r}",
-                              path + (i, "flavor"), _known(flavors))
+            raise entry.error(missing_flavor(ctx, quota.flavor), path + (i, "flavor"), _known(flavors))
         if quota.flavor in seen_flavors:
             raise entry.error(f"flavor {quota.flavor!r} is listed twice", path + (i, "flavor"))
         seen_flavors.add(quota.flavor)
@@ -184,6 +184,15 @@ def _resource(entry: Entry, name: str, quota: Any, has_parent: bool, is_queue: b
             parse_quantity(quota.lendingLimit) > parse_quantity(quota.nominalQuota):
         raise entry.error("lendingLimit must be less than or equal to nominalQuota", path + ("lendingLimit",))
     return out
+
+
+def missing_flavor(ctx: EnvContext, name: str) -> str:
+    """`flavor 'x' does not exist; did you mean 'y'?` (the closest flavor defined for the environment)."""
+    known = list(ctx.by_name("ResourceFlavor"))
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"flavor {name!r} does not exist" + (
+        f"; did you mean {close[0]!r}?" if close else f" in environment {ctx.name!r}; define a ResourceFlavor "
+                                                      "with that name or fix the name")
 
 
 def _known(names: dict[str, Any] | list[str]) -> str:
@@ -333,7 +342,7 @@ def cluster_queues(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
 
 def _cluster_queue(ctx: EnvContext, plan: TeamPlan) -> Manifest:
     entry, spec = plan.entry, plan.spec
-    _check_allowed_flavors(entry, spec)
+    _check_allowed_flavors(ctx, entry, spec)
     groups = resource_groups(ctx, entry, spec.quotas, spec.cohort is not None, True)
     body: dict[str, Any] = {}
     if spec.cohort is not None:
@@ -367,10 +376,19 @@ def _namespace_selector(plan: TeamPlan) -> dict[str, Any]:
     return {"matchLabels": {TEAM_LABEL: plan.entry.name}}
 
 
-def _check_allowed_flavors(entry: Entry, spec: TeamSpec) -> None:
+def _check_allowed_flavors(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> None:
+    """Every flavor the team names exists; its quotas use only the flavors its list allows. The list is shared
+    by all environments, so a flavor defined for another environment only may be listed."""
     if spec.flavors is None:
         return
+    everywhere = {e.name for e in ctx.platform.entries["ResourceFlavor"]}
+    for i, name in enumerate(spec.flavors):
+        if name not in everywhere:
+            raise entry.error(missing_flavor(ctx, name), ("flavors", i), _known(ctx.by_name("ResourceFlavor")))
     for i, quota in enumerate(spec.quotas):
+        if quota.flavor not in ctx.by_name("ResourceFlavor"):
+            raise entry.error(missing_flavor(ctx, quota.flavor), ("quotas", i, "flavor"),
+                              _known(ctx.by_name("ResourceFlavor")))
         if quota.flavor not in spec.flavors:
             raise entry.error(f"the team may not use flavor {quota.flavor!r} (its 'flavors' allow "
                               f"{', '.join(spec.flavors) or 'none'})", ("quotas", i, "flavor"))

@@ -19,7 +19,10 @@ from kueueplan.spec.models import RunTime
 WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod"}
 
 
-def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]]) -> dict[str, Any]:
+def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
+                   origins: list[tuple[str, int | None]] | None = None) -> dict[str, Any]:
+    """The Scenario dict; `origins`, when given, receives the spec file and line of each expectation (in order)."""
+    where: list[tuple[str, int | None]] = []
     plans = workload_plans(ctx, team_plans(ctx))
     arrivals: list[dict[str, Any]] = []
     expectations: list[dict[str, Any]] = []
@@ -54,12 +57,15 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]]) -> dict[str
             if load.arrivals is not None or isinstance(load.runFor, RunTime):
                 continue  # copies are drawn per run: a team's `expect` (by ClusterQueue) covers them
             names = [name] if load.count == 1 else [f"{name}-{k}" for k in range(1, load.count + 1)]
+            at = plan.entry.locate([("load", i, "expect")] if load.expect else [("expect",)])
             for copy_name in names:
                 expectations.append({"workload": f"{plan.namespace}/{copy_name}", **fields})
+                where.append(at)
     for team in team_plans(ctx):
         fields = team.spec.expect.model_dump(exclude_none=True) if team.spec.expect else {}
         if fields:
             expectations.append({"clusterQueue": team.cluster_queue, **fields})
+            where.append(team.entry.locate([("expect",)]))
     spec: dict[str, Any] = {
         "manifests": [m for m in manifests if m["kind"] not in WORKLOAD_KINDS],
         "workloads": arrivals,
@@ -78,6 +84,8 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]]) -> dict[str
         spec["fairSharing"] = sim.fairSharing
     if expectations:
         spec["expectations"] = expectations
+    if origins is not None:
+        origins[:] = where
     return {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario",
             "metadata": {"name": f"{ctx.platform.root.name}-{ctx.name}"}, "spec": spec}
 

@@ -11,7 +11,7 @@ from kueueplan.compile import EnvContext, argocd_application, compile_context, e
 from kueueplan.emit import render_environment
 from kueueplan.emit.writer import write_tree
 from kueueplan.errors import KueueplanError
-from kueueplan.spec.load import load_spec
+from kueueplan.spec.load import load_spec, resolve_spec_dir
 
 
 @dataclass
@@ -25,6 +25,7 @@ class BuildResult:
 def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | None = None,
            argocd: bool = False, flux: bool = False) -> BuildResult:
     """Everything `build` would write, without writing it."""
+    spec_dir = resolve_spec_dir(spec_dir)
     platform = load_spec(spec_dir)
     names = environment_names(platform, envs)
     result = BuildResult(environments=names)
@@ -49,7 +50,7 @@ def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | 
 
 def build(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | None = None,
           argocd: bool = False, flux: bool = False) -> BuildResult:
-    spec_path, out_path = Path(spec_dir), Path(out_dir)
+    spec_path, out_path = resolve_spec_dir(spec_dir), Path(out_dir)
     _refuse_overlap(spec_path, out_path)
     result = render(spec_path, out_path, envs, argocd, flux)
     # A full build prunes the folders of environments that no longer exist (generated files only).

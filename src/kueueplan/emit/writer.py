@@ -5,16 +5,21 @@
 - Atomic: each top-level folder (one per environment) is staged next to its target and swapped in with one
   rename (renameat2 RENAME_EXCHANGE where the kernel has it), so an interrupted build leaves the old folder or
   the new one. A folder that also holds hand-written files is updated file by file, each with an atomic replace.
-- A lock file refuses a concurrent build into the same OUT_DIR.
+- An flock on a lock file serialises concurrent builds into the same OUT_DIR (a killed build releases it).
+- Never through a symlink: a symlinked OUT_DIR, environment folder or anything below is refused, so a
+  repository cannot make a build write, delete or rmdir outside it.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import re
 import shutil
+import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -45,44 +50,66 @@ def _inside(root: Path, path: Path) -> bool:
     return True
 
 
+LOCK_WAIT_SECONDS = 120.0  # a concurrent build of the same OUT_DIR takes about a second; wait for it
+
+
 @contextmanager
 def build_lock(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive flock on OUT_DIR/.kueueplan.lock while writing; wait for a concurrent build.
+
+    The kernel releases a flock when its holder exits, however it exits (SIGKILL included), so there is no
+    stale lock to guess at: the file's content means nothing. The file is removed on release; a waiter that
+    then holds a lock on the removed file notices (the path no longer names its file) and locks again.
+    """
     lock = out_dir / LOCK_NAME
-    for _ in range(2):
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            break
-        except FileExistsError:
-            pid = _lock_pid(lock)
-            if pid is not None and _alive(pid):
-                raise KueueplanError(f"another kueueplan build (pid {pid}) is writing {out_dir}",
-                                     file=str(lock), hint="wait for it to finish") from None
-            lock.unlink(missing_ok=True)  # stale: its process is gone
-    else:  # pragma: no cover - lost a race twice
-        raise KueueplanError(f"cannot take the build lock {lock}")
-    try:
-        os.write(fd, f"{os.getpid()}\n".encode())
+            fd = os.open(lock, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise KueueplanError(f"refusing to use the lock file {lock}: it is a symlink", file=str(lock),
+                                     hint="delete it; kueueplan creates it while it builds") from None
+            raise
+        if _try_lock(fd, deadline):
+            if _same_file(fd, lock):
+                break
+            os.close(fd)  # the previous holder removed it meanwhile: lock the new one
+            continue
         os.close(fd)
+        raise KueueplanError(f"another kueueplan build is writing {out_dir}; gave up after "
+                             f"{LOCK_WAIT_SECONDS:.0f} s", file=str(lock), hint="wait for it to finish")
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())  # for people looking; the flock is what counts
         yield
     finally:
-        lock.unlink(missing_ok=True)
+        try:
+            lock.unlink(missing_ok=True)
+        finally:
+            os.close(fd)  # closing releases the flock
 
 
-def _lock_pid(lock: Path) -> int | None:
+def _try_lock(fd: int, deadline: float) -> bool:
+    delay = 0.01
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
+def _same_file(fd: int, path: Path) -> bool:
     try:
-        return int(lock.read_text().strip() or "0") or None
-    except (OSError, ValueError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        st = os.lstat(path)
+    except FileNotFoundError:
         return False
-    except PermissionError:
-        return True
-    return True
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -101,7 +128,10 @@ def _fsync_dir(path: Path) -> None:
 def _write_file(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{_TMP}{path.name}")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+    if os.path.lexists(tmp):
+        os.unlink(tmp)  # ours by name; never written through (it could be a planted symlink)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with open(fd, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
@@ -109,14 +139,18 @@ def _write_file(path: Path, text: str) -> None:
 
 
 def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two directories (Linux renameat2 RENAME_EXCHANGE); False when unsupported."""
+    """Atomically swap two directories (Linux renameat2 RENAME_EXCHANGE, macOS renamex_np RENAME_SWAP);
+    False when unsupported."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
+        if sys.platform == "darwin":
+            rename_swap = 0x2
+            result = libc.renamex_np(os.fsencode(a), os.fsencode(b), rename_swap)
+        else:
+            at_fdcwd, rename_exchange = -100, 2
+            result = libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
     except (OSError, AttributeError):
         return False
-    at_fdcwd, rename_exchange = -100, 2
-    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
     if result == 0:
         return True
     if ctypes.get_errno() in (errno.EINVAL, errno.ENOSYS, errno.EPERM):
@@ -132,6 +166,8 @@ def _all_generated(folder: Path) -> bool:
 
 
 def _is_generated(path: Path) -> bool:
+    if path.is_symlink():
+        return False  # kueueplan writes no symlinks
     try:
         with open(path, encoding="utf-8") as handle:
             return has_marker(handle.read(200))
@@ -143,7 +179,9 @@ def _current(folder: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     if folder.is_dir():
         for path in folder.rglob("*"):
-            if path.is_file():
+            if path.is_symlink():
+                out[path.relative_to(folder).as_posix()] = "\0"
+            elif path.is_file():
                 try:
                     out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
@@ -155,7 +193,9 @@ def recover(out_dir: Path) -> None:
     """Finish or undo what an interrupted build left behind."""
     for path in sorted(out_dir.iterdir()):
         name = path.name
-        if name.startswith(_OLD):
+        if name.startswith((_OLD, _STAGE)) and path.is_symlink():
+            path.unlink()  # kueueplan's own names never hold a symlink: somebody planted it
+        elif name.startswith(_OLD):
             target = out_dir / name[len(_OLD):]
             if not target.exists():
                 os.rename(path, target)  # the swap was cut between its two renames: keep the old tree
@@ -164,7 +204,7 @@ def recover(out_dir: Path) -> None:
         elif name.startswith(_STAGE):
             shutil.rmtree(path)
     for tmp in out_dir.rglob(f"{_TMP}*"):
-        if tmp.is_file():
+        if tmp.is_symlink() or tmp.is_file():
             tmp.unlink()
 
 
@@ -179,8 +219,19 @@ def write_tree(out_dir: str | Path, files: dict[str, str], prune_dirs: list[str]
         check_relpath(relpath)
         if not has_marker(text):
             raise KueueplanError(f"internal: {relpath} lacks the generated-file marker")
+    _refuse_symlinked_out(out)
     if out.exists() and not out.is_dir():
         raise KueueplanError(f"{out} exists and is not a folder")
+    try:
+        return _write_tree(out, files, prune_dirs)
+    except OSError as err:  # read-only or full disk, permissions: name the path, no traceback
+        where = err.filename or out
+        raise KueueplanError(f"cannot write {where}: {err.strerror or err}", file=str(where),
+                             hint="check that the output folder is writable and the disk has space; "
+                                  "the previous build is left as it was") from None
+
+
+def _write_tree(out: Path, files: dict[str, str], prune_dirs: list[str] | None) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     by_top: dict[str, dict[str, str]] = {}
     for relpath in sorted(files):
@@ -189,7 +240,7 @@ def write_tree(out_dir: str | Path, files: dict[str, str], prune_dirs: list[str]
     changed: list[str] = []
     with build_lock(out):
         recover(out)
-        _refuse_collisions(out, files)
+        _refuse_collisions(out, files, list(prune_dirs or []))
         for top in sorted(by_top):
             changed += _write_top(out, top, by_top[top])
         for top in sorted(set(prune_dirs or []) - set(by_top)):
@@ -198,8 +249,33 @@ def write_tree(out_dir: str | Path, files: dict[str, str], prune_dirs: list[str]
     return changed
 
 
-def _refuse_collisions(out: Path, files: dict[str, str]) -> None:
+def _refuse_symlinked_out(out: Path) -> None:
+    """OUT_DIR must not be, or lie below, a symlink within the working directory (`-o gen` with gen -> /etc)."""
+    parts = out.parts if not out.is_absolute() else (out.name,) if out.name else ()
+    base = Path() if not out.is_absolute() else out.parent
+    current = base
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            raise KueueplanError(f"refusing to build into {current}: it is a symlink", file=str(current),
+                                 hint="kueueplan never writes through a symlink; make it a real folder")
+
+
+def _refuse_symlinks_below(out: Path, relpath: str) -> None:
+    current = out
+    for part in relpath.split("/"):
+        current = current / part
+        if current.is_symlink():
+            raise KueueplanError(f"refusing to write through the symlink {current}", file=str(current),
+                                 hint="kueueplan never writes through a symlink; make it a real folder or "
+                                      "file, or delete it")
+
+
+def _refuse_collisions(out: Path, files: dict[str, str], prune_dirs: list[str]) -> None:
+    for top in prune_dirs:
+        _refuse_symlinks_below(out, top)
     for relpath in files:
+        _refuse_symlinks_below(out, relpath)
         target = out / relpath
         if not _inside(out, target):
             raise KueueplanError(f"refusing to write {relpath!r}: it would leave {out}")
@@ -223,7 +299,8 @@ def _write_top(out: Path, top: str, files: dict[str, str]) -> list[str]:
         _write_file(target, files[""])
         return [top]
     target = out / top
-    if target.is_dir() and _current(target) == files:
+    before = _current(target)
+    if target.is_dir() and before == files:
         return []
     if target.is_dir() and not _all_generated(target):
         return _update_in_place(target, top, files)
@@ -242,7 +319,8 @@ def _write_top(out: Path, top: str, files: dict[str, str]) -> list[str]:
         os.rename(target, old)
         os.rename(stage, target)
         shutil.rmtree(old)
-    return [f"{top}/{rel}" for rel in sorted(files)]
+    # the folder is swapped whole, but only the files whose text differs (or that come or go) changed
+    return [f"{top}/{rel}" for rel in sorted(set(files) | set(before)) if before.get(rel) != files.get(rel)]
 
 
 def _update_in_place(target: Path, top: str, files: dict[str, str]) -> list[str]:
@@ -263,11 +341,11 @@ def _prune(folder: Path, keep: set[str], top: str) -> list[str]:
         return removed
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder).as_posix()
-        if path.is_file() and rel not in keep and _is_generated(path):
+        if not path.is_symlink() and path.is_file() and rel not in keep and _is_generated(path):
             path.unlink()
             removed.append(f"{top}/{rel}")
     for path in sorted(folder.rglob("*"), reverse=True):
-        if path.is_dir() and not any(path.iterdir()):
+        if not path.is_symlink() and path.is_dir() and not any(path.iterdir()):
             path.rmdir()
     if folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()

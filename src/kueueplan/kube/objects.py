@@ -81,7 +81,7 @@ def _amount(resource: str, value: Any, src: Source) -> int:
     try:
         return min(resource_value(resource, value), UNLIMITED)
     except KueueplanError as err:
-        raise src.error(f"resource {resource}: {err.message}") from None
+        raise src.error(f"resource {resource}: {err.message}", err.hint) from None
 
 
 def _int(value: Any, what: str, src: Source, default: int = 0) -> int:

@@ -53,10 +53,7 @@ def _parse_string(text: str) -> Fraction:
     stripped = text.strip()
     match = _QUANTITY_RE.match(stripped) if len(stripped) <= _MAX_LENGTH else None
     if not match:
-        raise QuantityError(
-            f"{text!r} is not a valid quantity",
-            hint="use a number with an optional suffix: 500m, 2, 1.5, 8Gi, 512Mi, 1k, 1e3",
-        )
+        raise QuantityError(f"{text!r} is not a valid quantity", hint=quantity_hint(stripped))
     number = Fraction(match.group("num"))
     suffix = match.group("suffix") or ""
     if suffix in _BINARY:
@@ -67,6 +64,32 @@ def _parse_string(text: str) -> Fraction:
     if abs(exponent) > _MAX_EXPONENT:
         raise QuantityError(f"{text!r} is out of range", hint="quantities must fit in a 64-bit integer")
     return _bounded(number * Fraction(10) ** exponent, text)
+
+
+_NUMBER_THEN_WORDS = re.compile(r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*(?P<unit>[A-Za-z][A-Za-z/._-]*)$")
+# Units people write that Kubernetes spells differently (quantities have no "B", and "K" is "k").
+_UNIT_SPELLING = {"kb": "k", "mb": "M", "gb": "G", "tb": "T", "pb": "P", "kib": "Ki", "mib": "Mi", "gib": "Gi",
+                  "tib": "Ti", "pib": "Pi", "ki": "Ki", "mi": "Mi", "gi": "Gi", "ti": "Ti", "k": "k", "g": "G",
+                  "t": "T"}
+
+
+def quantity_hint(text: str) -> str:
+    """How to fix a quantity that does not parse: '8 GPUs' -> write 8 (the resource name goes in the key)."""
+    match = _NUMBER_THEN_WORDS.match(text.strip())
+    if match:
+        num, unit = match.group("num"), match.group("unit")
+        if re.fullmatch(r"[numkMGTPE]|[KMGTPE]i", unit):  # a valid suffix after a space
+            return f"write {num}{unit}, without the space"
+        spelled = _UNIT_SPELLING.get(unit.lower())
+        if spelled is not None:
+            if unit.lower().endswith("b"):
+                binary = _UNIT_SPELLING.get(unit.lower()[:-1] + "i")
+                also = f" (or {num}{binary}, binary)" if binary and binary != spelled else ""
+                return f"write {num}{spelled}{also}: Kubernetes quantities have no 'B'"
+            return f"write {num}{spelled}: quantity suffixes are case-sensitive (k, M, G, Ki, Mi, Gi)"
+        return (f"write {num}: a quantity is a number with an optional suffix (500m, 8Gi); the resource name "
+                f"goes in the key, e.g. nvidia.com/gpu: {num} or cpu: {num}")
+    return "use a number with an optional suffix: 500m, 2, 1.5, 8Gi, 512Mi, 1k, 1e3"
 
 
 def _bounded(value: Fraction, text: str) -> Fraction:

@@ -9,6 +9,7 @@ constructed), duplicate keys (the API server rejects them, editors hide them), a
 from __future__ import annotations
 
 import io
+import os
 import re
 from itertools import accumulate
 from dataclasses import dataclass, field
@@ -18,22 +19,33 @@ from typing import Any
 
 import yaml
 
-from kueueplan.errors import KueueplanError
+from kueueplan.errors import InputRefusedError, KueueplanError
 
 try:  # the C extension is an optional part of PyYAML wheels
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - pure-Python fallback
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
-MAX_FILE_BYTES = 32 * 1024 * 1024
-MAX_NODES = 2_000_000  # nodes after alias expansion; billion-laughs files reach 10^9
+# Limits on what one file may hold. They bound work, not size: nodes (every scalar, list and mapping, counted
+# per file and after alias expansion), aliases and nesting depth. The defaults hold Kueue's large-scale
+# performance shape (1,000 ClusterQueues, 50,000 workloads: about 300,000 nodes) with room to spare, and keep a
+# file's parse under about 0.5 GB; docs/validate.md states them.
+MAX_NODES = 1_000_000
+MAX_ALIASES = 10_000
 MAX_DEPTH = 200
+MAX_FILE_BYTES = 256 * 1024 * 1024  # only a backstop for reading: the node limit is what binds
+POSITIONS_FULL_BYTES = 512 * 1024  # documents up to this size get every key's line at once; larger: per path
 
 Path_ = tuple[str | int, ...]
 
 
 class YamlError(KueueplanError):
     """A file that is not usable YAML for kueueplan."""
+
+
+class LimitError(YamlError, InputRefusedError):
+    """A file over a resource limit (nodes, aliases, depth, size): unusable input in every command (exit 2),
+    never a finding among others, since nothing of it was read."""
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
@@ -116,10 +128,20 @@ class Document:
         return found[1] if found else None
 
     def _position(self, path: Path_) -> tuple[int, int] | None:
+        path = tuple(path)
+        if not path or self._text is None:
+            return (self.line, 1)  # the document itself: known without reading it again
         if self._lines is None:
-            self._lines = _positions(self._text, self.index) if self._text is not None else {}
-        for cut in range(len(path), -1, -1):
-            hit = self._lines.get(tuple(path[:cut]))
+            self._lines = _positions(self._text, self.index)
+        hit = self._lines.get(path)
+        if hit is None and _LOCATE_EACH in self._lines:
+            # A large document: find this path alone (bounded by the node limit, stopping once found)
+            # rather than composing the whole document and every key's position.
+            hit = self._lines[path] = _locate(self._text, self.index, path) or (self.line, 1)
+        if hit:
+            return hit
+        for cut in range(len(path) - 1, -1, -1):
+            hit = self._lines.get(path[:cut])
             if hit:
                 return hit
         return (self.line, 1)
@@ -131,7 +153,7 @@ def read_text(path: str | Path) -> str:
     try:
         size = p.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise YamlError(f"file is {size} bytes; kueueplan reads YAML files up to {MAX_FILE_BYTES} bytes",
+            raise LimitError(f"file is {size} bytes; kueueplan reads YAML files up to {MAX_FILE_BYTES} bytes",
                             file=str(path))
         raw = p.read_bytes()
     except OSError as err:
@@ -149,10 +171,40 @@ def read_text(path: str | Path) -> str:
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def yaml_files(folder: Path) -> list[Path]:
-    """YAML files below a folder in sorted order, skipping hidden files and folders (.git, .venv)."""
-    return sorted(p for p in folder.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+def yaml_files(folder: Path, suffixes: tuple[str, ...] = YAML_SUFFIXES) -> list[Path]:
+    """YAML files below a folder in sorted order, skipping hidden files and folders (.git, .venv).
+
+    A symlink that leads out of the repository (see `input_root`) is refused: a pull request could otherwise
+    make CI read, and report on, any file of the runner. Symlinked folders are not walked.
+    """
+    root = input_root(folder)
+    files = sorted(p for p in folder.rglob("*") if p.suffix in suffixes and p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    for p in files:
+        refuse_outside(p, root)
+    return files
+
+
+def input_root(path: Path) -> Path:
+    """The repository an input belongs to: the nearest folder above it holding `.git`; without one, the
+    working directory when the input lies below it, else the input folder itself."""
+    start = Path(os.path.abspath(path))
+    for p in (start, *start.parents):
+        if (p / ".git").exists():
+            return p
+    cwd = Path.cwd()
+    if start == cwd or cwd in start.parents:
+        return cwd
+    return start if start.is_dir() else start.parent
+
+
+def refuse_outside(path: Path, root: Path) -> None:
+    """Refuse `path` when following its symlinks leads out of `root`."""
+    real_root = root.resolve()
+    target = path.resolve()
+    if target != real_root and real_root not in target.parents:
+        raise YamlError(f"{path} is a symlink to {target}, outside {root}", file=str(path),
+                        hint="kueueplan does not follow symlinks out of the repository; copy the file in")
 
 
 def load_file(path: str | Path) -> list[Document]:
@@ -161,7 +213,7 @@ def load_file(path: str | Path) -> list[Document]:
 
 def load_text(text: str, file: str = "<stdin>") -> list[Document]:
     """Parse every document of a multi-document YAML text. Empty documents are dropped."""
-    _check_depth(text, file)
+    _check_depth_and_nodes(text, file)
     try:
         if "&" not in text:
             # No anchors, so no aliases to expand: one C pass straight to Python data.
@@ -176,11 +228,11 @@ def load_text(text: str, file: str = "<stdin>") -> list[Document]:
     except yaml.constructor.ConstructorError as err:
         raise _tag_error(err, file) from None
     except yaml.MarkedYAMLError as err:
-        raise _marked_error(err, file) from None
+        raise _marked_error(err, file, text) from None
     except yaml.YAMLError as err:
         raise YamlError(f"invalid YAML: {err}", file=file) from None
     except RecursionError:
-        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file) from None
+        raise LimitError(f"nesting deeper than {MAX_DEPTH} levels", file=file) from None
 
 
 def _load_composed(text: str, file: str) -> list[Document]:
@@ -224,8 +276,12 @@ def _spans(text: str) -> tuple[tuple[int, int, int], ...]:
     return tuple(out)
 
 
+_CONTENT_LINE = re.compile(r"^[ \t]*[^\s#%]", re.M)
+_FIRST_LINE = re.compile(r"^[ \t]*[^\s#]", re.M)
+
+
 def _has_content(chunk: str) -> bool:
-    return any(line.strip() and not line.lstrip().startswith(("#", "%")) for line in chunk.splitlines())
+    return _CONTENT_LINE.search(chunk) is not None
 
 
 def _first_line(text: str, spans: tuple[tuple[int, int, int], ...], index: int) -> int:
@@ -233,10 +289,8 @@ def _first_line(text: str, spans: tuple[tuple[int, int, int], ...], index: int) 
     if index >= len(spans):
         return 1
     start, end, line = spans[index]
-    for offset, chunk_line in enumerate(text[start:end].splitlines()):
-        if chunk_line.strip() and not chunk_line.lstrip().startswith("#"):
-            return line + offset
-    return line
+    found = _FIRST_LINE.search(text, start, end)
+    return line + text.count("\n", start, found.start()) if found else line
 
 
 _FLOW_BRACKETS = re.compile(r"[^\[\]{}]+")
@@ -244,28 +298,56 @@ _BLOCK_PREFIX = re.compile(r"(?m)^[ \t-]*")
 _OPEN = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
-def _check_depth(text: str, file: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH before libyaml's recursive composer can overflow the C stack.
+def _check_depth_and_nodes(text: str, file: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and more than MAX_NODES nodes before anything is composed.
 
-    A cheap upper bound (block indentation plus flow-bracket depth) clears ordinary files at once; only a
-    file that might be deep pays for an exact, iterative pass over libyaml's event stream.
+    libyaml's composer is recursive (deep nesting overflows the C stack) and builds every node of a document
+    with its marks at once (a 30 MB flat list takes gigabytes). Cheap upper bounds clear ordinary files at
+    once: depth from block indentation plus flow brackets, nodes from the characters that can start one. Only
+    a file that might exceed a limit pays for an exact pass over libyaml's event stream, which stops at the
+    first node over the limit and holds one event at a time.
     """
     brackets = _FLOW_BRACKETS.sub("", text)
     flow = max(accumulate((_OPEN[c] for c in brackets), initial=0))
     block = max((len(m) for m in _BLOCK_PREFIX.findall(text)), default=0)
-    if flow + block + 1 <= MAX_DEPTH:
-        return
-    depth = 0
+    deep = flow + block + 1 > MAX_DEPTH
+    many = _node_bound(text) > MAX_NODES
+    if deep or many:
+        _count_events(text, file)
+
+
+def _node_bound(text: str) -> int:
+    """More nodes than `text` can hold: each node starts a line or follows one of `-:,[{?` (or `&*!` marks
+    it; those prefix a node that is already counted, so they are left out)."""
+    return (text.count("\n") + 1 + 3 * (text.count("-") + text.count(":") + text.count(",") + text.count("[")
+                                         + text.count("{") + text.count("?")))
+
+
+def _count_events(text: str, file: str) -> None:
+    depth = nodes = 0
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
+                    raise LimitError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
                                     line=event.start_mark.line + 1, hint="flatten the document")
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
-    except yaml.YAMLError:
+                continue
+            elif not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                continue
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise LimitError(f"more than {MAX_NODES:,} YAML nodes in one file (each scalar, list and mapping "
+                                "is a node)", file=file, line=event.start_mark.line + 1,
+                                hint="split the file; kueueplan reads files of up to "
+                                     f"{MAX_NODES:,} nodes (docs/validate.md)")
+    except yaml.YAMLError as err:
+        if "nesting depth" in str(err):  # libyaml's scanner met its own depth limit first
+            mark = getattr(err, "problem_mark", None)
+            raise LimitError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
+                             line=mark.line + 1 if mark else None, hint="flatten the document") from None
         return  # the real parse reports the syntax error with its position
 
 
@@ -279,7 +361,7 @@ def _construct(node: yaml.Node, file: str) -> Any:
     except yaml.constructor.ConstructorError as err:
         raise _tag_error(err, file) from None
     except RecursionError:
-        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
+        raise LimitError(f"nesting deeper than {MAX_DEPTH} levels", file=file,
                         line=node.start_mark.line + 1) from None
     finally:
         loader.dispose()
@@ -291,13 +373,19 @@ def _check_size(root: yaml.Node, file: str) -> None:
     Counts nodes as if every alias were expanded, memoising shared nodes so the count itself is cheap.
     """
     expanded: dict[int, int] = {}
+    aliases = 0
 
     def count(node: yaml.Node, depth: int) -> int:
+        nonlocal aliases
         if depth > MAX_DEPTH:
-            raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", file=file, line=node.start_mark.line + 1,
+            raise LimitError(f"nesting deeper than {MAX_DEPTH} levels", file=file, line=node.start_mark.line + 1,
                             hint="flatten the document")
         key = id(node)
         if key in expanded:
+            aliases += 1  # a node met again is an alias (or a merge of one)
+            if aliases > MAX_ALIASES:
+                raise LimitError(f"more than {MAX_ALIASES:,} aliases in one document", file=file,
+                                line=node.start_mark.line + 1, hint="write the repeated parts out")
             return expanded[key]
         total = 1
         if isinstance(node, yaml.MappingNode):
@@ -307,7 +395,7 @@ def _check_size(root: yaml.Node, file: str) -> None:
             for item in node.value:
                 total += count(item, depth + 1)
         if total > MAX_NODES:
-            raise YamlError(f"document expands to more than {MAX_NODES} nodes (an alias bomb?)", file=file,
+            raise LimitError(f"document expands to more than {MAX_NODES} nodes (an alias bomb?)", file=file,
                             line=node.start_mark.line + 1, hint="remove the repeated aliases")
         expanded[key] = total
         return total
@@ -321,14 +409,65 @@ def _tag_error(err: yaml.constructor.ConstructorError, file: str) -> YamlError:
                      hint="kueueplan reads plain YAML only; remove the !tag")
 
 
-def _marked_error(err: yaml.MarkedYAMLError, file: str) -> YamlError:
-    mark = err.problem_mark or err.context_mark
+def _marked_error(err: yaml.MarkedYAMLError, file: str, text: str = "") -> YamlError:
     problem = err.problem or err.context or "invalid YAML"
-    hint = None
-    if "\\t" in problem or "tab" in problem.lower():
-        hint = "YAML indentation uses spaces; replace the tab characters"
-    return YamlError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None,
+    mark = err.problem_mark or err.context_mark
+    message, hint, at_context = _plain(err, text)
+    if at_context and err.context_mark is not None:
+        mark = err.context_mark
+    return YamlError(f"invalid YAML: {message or problem}", file=file, line=mark.line + 1 if mark else None,
                      column=mark.column + 1 if mark else None, hint=hint)
+
+
+def _plain(err: yaml.MarkedYAMLError, text: str) -> tuple[str | None, str | None, bool]:
+    """libyaml's message in words a new user can act on: (message, hint, point at the context mark)."""
+    problem, context = err.problem or "", err.context or ""
+    mark, ctx = err.problem_mark, err.context_mark
+    char = _char_at(text, mark)
+    opened = f" at line {ctx.line + 1}" if ctx is not None else ""
+    if char == "\t" or "tab character" in problem:
+        return "tabs are not allowed for indentation; use spaces", "replace the tab characters with spaces", False
+    if "cannot start any token" in problem:
+        shown = repr(char) if char else "this character"
+        return (f"a value cannot start with {shown}", f"quote the value, e.g. '{_rest_of_line(text, mark)}'",
+                False)
+    if "mapping values are not allowed" in problem:
+        return ("a ': ' inside a value (or a key indented under a value)",
+                "quote the value if it contains ': ', e.g. command: \"echo a: b\"; else fix the indentation", False)
+    if "could not find expected ':'" in problem:
+        return ("a line that is neither 'key: value' nor '- item' (a ':' is missing?)",
+                "add the ':' after the key, or indent the line as part of the value above", True)
+    if "did not find expected key" in problem or "expected '-' indicator" in problem:
+        return ("this line's indentation does not match the lines above it",
+                "indent keys of one mapping (and items of one list) by the same number of spaces", False)
+    if "expected ',' or ']'" in problem or "expected ',' or '}'" in problem:
+        bracket = "[" if "]" in problem else "{"
+        return (f"a '{bracket}' opened{opened} is not closed (or two items lack a ',' between them)",
+                f"close it with '{']' if bracket == '[' else '}'}' or add the missing comma", False)
+    if "end of stream" in problem and "quoted scalar" in context:
+        return f"a quote opened{opened} is never closed", "add the closing quote", True
+    if "undefined alias" in problem:
+        return "an alias (*name) refers to no anchor (&name) above it", "define the anchor first or fix the name", False
+    if "duplicate anchor" in context or "duplicate anchor" in problem:
+        return "an anchor (&name) is defined twice", "rename one of them", False
+    if "unknown escape" in problem:
+        return ("an unknown backslash escape in a double-quoted string",
+                "use single quotes, or write \\\\ for a backslash", False)
+    return None, None, False
+
+
+def _char_at(text: str, mark: Any) -> str:
+    if mark is None or not text:
+        return ""
+    lines = text.split("\n")
+    if mark.line >= len(lines) or mark.column >= len(lines[mark.line]):
+        return ""
+    return lines[mark.line][mark.column]
+
+
+def _rest_of_line(text: str, mark: Any) -> str:
+    line = text.split("\n")[mark.line] if mark is not None and text else ""
+    return line[mark.column:].strip()[:40].replace("'", "''") if line else "..."
 
 
 def _positions(text: str, index: int) -> dict[Path_, tuple[int, int]]:
@@ -342,11 +481,84 @@ def _positions(text: str, index: int) -> dict[Path_, tuple[int, int]]:
     if index >= len(spans):
         return {}
     start, end, line = spans[index]
+    if end - start > POSITIONS_FULL_BYTES:
+        return {_LOCATE_EACH: (line, 1)}
     try:
         node = _ruamel_safe().compose(text[start:end])
     except Exception:  # noqa: BLE001 - PyYAML already accepted the text; lines are best effort
         return {}
     return _node_positions(node, line - 1) if node is not None else {}
+
+
+_LOCATE_EACH: Path_ = ("\0locate-each",)  # marks a document too large to map every key at once
+
+
+def _locate(text: str, index: int, target: Path_) -> tuple[int, int] | None:
+    """Line and column of `target` (or its nearest existing ancestor) in document `index`, from libyaml's event
+    stream: one event at a time, stopping as soon as the answer is known."""
+    spans = _spans(text)
+    if index >= len(spans):
+        return None
+    start, end, line = spans[index]
+    best: tuple[int, int] | None = None
+    # Frames of the open collections: [path, is_mapping, next index or pending key, expecting a key]
+    stack: list[list[Any]] = []
+
+    def mark(event: Any) -> tuple[int, int]:
+        return (line + event.start_mark.line, event.start_mark.column + 1)
+
+    def is_prefix(path: Path_ | None) -> bool:
+        return path is not None and len(path) <= len(target) and target[:len(path)] == path
+
+    try:
+        for event in yaml.parse(text[start:end], Loader=_BaseLoader):
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = stack.pop()
+                if is_prefix(frame[0]):
+                    return best  # the subtree that could hold the target is done
+                _advance(stack)
+                continue
+            if not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent,
+                                      yaml.SequenceStartEvent)):
+                continue
+            if not stack:
+                path: Path_ | None = ()
+            else:
+                top = stack[-1]
+                if top[1] and top[3]:  # a mapping key
+                    key = event.value if isinstance(event, yaml.ScalarEvent) else None
+                    key_path = top[0] + (key,) if top[0] is not None and key is not None else None
+                    if is_prefix(key_path):
+                        best = mark(event)
+                        if key_path == target:
+                            return best
+                    top[2], top[3] = key_path, False
+                    if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                        stack.append([None, isinstance(event, yaml.MappingStartEvent), 0, True])  # complex key
+                    continue
+                path = top[2] if top[1] else (top[0] + (top[2],) if top[0] is not None else None)
+                if not top[1] and is_prefix(path):
+                    best = mark(event)
+                    if path == target:
+                        return best
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                stack.append([path, isinstance(event, yaml.MappingStartEvent), 0, True])
+            else:
+                _advance(stack)
+    except yaml.YAMLError:
+        return best
+    return best
+
+
+def _advance(stack: list[list[Any]]) -> None:
+    """A child of the innermost open collection is complete: expect the next key or item."""
+    if not stack:
+        return
+    top = stack[-1]
+    if top[1]:
+        top[3] = True
+    else:
+        top[2] += 1
 
 
 @lru_cache(maxsize=1)

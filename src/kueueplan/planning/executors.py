@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Callable, Iterable
+from typing import Callable
 
 from kueueplan.errors import KueueplanError
 from kueueplan.planning.metrics import RunMetrics, run_metrics
@@ -116,6 +116,3 @@ def execute(source: ScenarioSource, seed: int, runs: int, *, jobs: int | None = 
         return run_ray(source, seed, runs, ray, progress)
     return run_local(source, seed, runs, jobs, progress)
 
-
-def run_indices(metrics: Iterable[RunMetrics]) -> list[int]:
-    return [m.run for m in metrics]

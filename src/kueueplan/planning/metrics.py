@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kueueplan.simulate.engine import Simulation
-from kueueplan.simulate.result import check_expectations
+from kueueplan.simulate.result import expectation_results
 from kueueplan.simulate.scenario import Scenario
 
 
@@ -77,7 +77,7 @@ def measure(sim: TracedSimulation, run: int) -> RunMetrics:
             wait_ms=(at if at is not None else end) - wl.created_at,
             admitted=at is not None,
             preempted=preempted.get(wl.key, 0)))
-    details = judge_each(sim)
+    details = expectation_results(sim)
     verdicts, failures = [not d for d in details], [f for d in details for f in d]
     return RunMetrics(run, end, outcomes, _usage(sim.usage_log, end), _quota(sim), verdicts, failures,
                       _levels(sim.usage_log), _waiting(sim))
@@ -163,16 +163,3 @@ def _quota(sim: Simulation) -> dict[str, dict[str, int]]:
         for (flavor, resource), q in node.quotas.items():
             out.setdefault(flavor, {})[resource] = out.get(flavor, {}).get(resource, 0) + q.nominal
     return out
-
-
-def judge_each(sim: Simulation) -> list[list[str]]:
-    """Each expectation judged on its own, with the simulator's own check: its failures, in words."""
-    every = sim.scenario.expectations
-    try:
-        out = []
-        for exp in every:
-            sim.scenario.expectations = [exp]
-            out.append(check_expectations(sim))
-        return out
-    finally:
-        sim.scenario.expectations = every

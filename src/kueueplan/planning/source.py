@@ -29,6 +29,7 @@ class ScenarioSource:
     path: Path | None  # resolves manifestFiles and workloadProfiles; None for an in-memory scenario
     lines: Any = None  # the original yamlio.Document, for error lines (None: the document's first line)
     probabilities: dict[int, float] = field(default_factory=dict)  # expectation index -> required probability
+    origins: list[tuple[str, int | None]] | None = None  # file:line of each expectation of a compiled spec
     _replayed: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -37,8 +38,15 @@ class ScenarioSource:
             from kueueplan.compile import scenario_for
 
             if env is None:
-                raise KueueplanError("a spec folder needs --env", file=str(path), hint="e.g. --env prod")
-            return cls.of(scenario_for(path, env), f"{path}/ (env {env})", path / "scenario.yaml")
+                from kueueplan.spec.load import load_spec
+
+                names = [e.name for e in load_spec(path).environments()]
+                raise KueueplanError(f"a spec folder needs --env; its environments are {', '.join(names)}",
+                                     file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
+            origins: list[tuple[str, int | None]] = []
+            source = cls.of(scenario_for(path, env, origins), f"{path}/ (env {env})", path / "scenario.yaml")
+            source.origins = origins
+            return source
         if not path.is_file():
             raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file or a spec folder with --env")
         docs = [d for d in yamlio.load_file(path) if d.data is not None]
@@ -87,6 +95,10 @@ class ScenarioSource:
         doc = _MappedDocument(data, self.file, self.lines, origins)
         scenario = scenario_from_document(doc, self.path)
         scenario.warnings[:0] = warnings
+        if self.lines is None:  # an in-memory scenario (a compiled spec) has no lines of its own
+            origins = self.origins if self.origins and len(self.origins) == len(scenario.expectations) else None
+            for i, exp in enumerate(scenario.expectations):
+                exp.file, exp.line = origins[i] if origins else (exp.file, None)
         return scenario
 
     def monte_carlo_settings(self) -> tuple[int, int]:
@@ -127,7 +139,7 @@ class ScenarioSource:
         if not found:
             raise KueueplanError(f"ClusterQueue {cluster_queue} has no quota for {resource} on flavor {flavor}",
                                  file=self.file, hint="name a ClusterQueue, flavor and resource of the scenario")
-        return ScenarioSource(data, self.file, self.path, self.lines, dict(self.probabilities))
+        return ScenarioSource(data, self.file, self.path, self.lines, dict(self.probabilities), self.origins)
 
     # --------------------------------------------------------------------------- helpers
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kueueplan.report.escape import md_code, md_text
 from kueueplan.workflow.check import CheckReport
 
 MAX_SHOWN = 20  # findings listed in the summary; `kueueplan validate` prints them all
@@ -37,6 +38,8 @@ def text(report: CheckReport) -> str:
     mark = "✗" if failing else "ok:"
     out.append(f"  validate  {mark} {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info")
     shown = [f for f in report.findings if f.severity != "info"]
+    if report.schema_skipped:
+        out.append(f"              note: {report.schema_skipped}")
     out += [f"              {_finding_line(f)}" for f in shown[:MAX_SHOWN]]
     if len(shown) > MAX_SHOWN:
         out.append(f"              … {len(shown) - MAX_SHOWN} more (run `kueueplan validate {report.spec_dir}`)")
@@ -46,7 +49,7 @@ def text(report: CheckReport) -> str:
             continue
         mark = "✗" if sim.failures else "ok:"
         out.append(f"  simulate  {sim.env}: {mark} {sim.workloads} workload(s), "
-                   f"{len(sim.failures)} of {sim.expectations} expectation(s) failed")
+                   f"{sim.failed} of {sim.expectations} expectation(s) failed")
         out += [f"              {line}" for line in sim.failures]
     problems = report.problems
     out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
@@ -55,20 +58,22 @@ def text(report: CheckReport) -> str:
 
 def markdown(report: CheckReport) -> str:
     problems = report.problems
-    out = ["## kueueplan check", "", ("❌ " + "; ".join(problems)) if problems else "✅ all checks passed", ""]
+    out = ["## kueueplan check", "", ("❌ " + md_text("; ".join(problems))) if problems else "✅ all checks passed",
+           ""]
     out += ["| Step | Result |", "|---|---|"]
     if report.gen_checked:
         out.append(f"| build | {'❌ ' + str(len(report.drift)) + ' file(s) out of date' if report.drift else '✅ up to date'} |")
     counts = _counts(report)
+    skipped = f" ({report.schema_skipped})" if report.schema_skipped else ""
     out.append(f"| validate | {'❌' if report.failing_findings() else '✅'} {counts['error']} error(s), "
-               f"{counts['warning']} warning(s) |")
+               f"{counts['warning']} warning(s){skipped} |")
     for sim in report.simulations:
         status = "no declared load" if not sim.workloads else (
-            f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {len(sim.failures)} expectation(s) failed")
-        out.append(f"| simulate `{sim.env}` | {status} |")
-    details = [f"- `{report.gen_dir}/{d.path}`: {d.problem}" for d in report.drift]
-    details += [f"- {_finding_line(f)}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
-    details += [f"- `{sim.env}`: {line}" for sim in report.simulations for line in sim.failures]
+            f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {sim.failed} of {sim.expectations} expectation(s) failed")
+        out.append(f"| simulate {md_code(sim.env, table=True)} | {md_text(status)} |")
+    details = [f"- {md_code(f'{report.gen_dir}/{d.path}')}: {md_text(d.problem)}" for d in report.drift]
+    details += [f"- {md_text(_finding_line(f))}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
+    details += [f"- {md_code(sim.env)}: {md_text(line)}" for sim in report.simulations for line in sim.failures]
     if details:
         out += ["", *details]
     return "\n".join(out) + "\n"
@@ -80,7 +85,8 @@ def as_json(report: CheckReport) -> str:
         "ok": not report.problems, "problems": report.problems,
         "drift": [{"path": d.path, "problem": d.problem} for d in report.drift],
         "findings": [f.as_dict() for f in report.findings],
+        "schemaChecks": {"applied": report.schema_skipped is None, "skipped": report.schema_skipped},
         "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
-                         "failures": s.failures} for s in report.simulations],
+                         "failed": s.failed, "failures": s.failures} for s in report.simulations],
     }
     return json.dumps(data, indent=2) + "\n"

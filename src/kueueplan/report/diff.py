@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kueueplan.report.escape import md_code, md_text
 from kueueplan.report.graph import mermaid
 from kueueplan.workflow.diff import DiffReport, EnvDiff, WorkloadDelta
 from kueueplan.workflow.graph import build_topology, focus
@@ -37,9 +38,9 @@ def related_quota_text(env: EnvDiff, delta: WorkloadDelta) -> str:
 
 def _summary(report: DiffReport) -> str:
     if report.blocking:
-        workloads = [f"`{w.workload}` ({w.change}, {env.env})" for env in report.envs for w in env.workloads
-                     if w.blocking]
-        broken = sum(len(env.broken_expectations) for env in report.envs)
+        workloads = [f"{md_code(w.workload)} ({md_text(w.change)}, {md_text(env.env)})" for env in report.envs
+                     for w in env.workloads if w.blocking]
+        broken = sum(env.broken_count or len(env.broken_expectations) for env in report.envs)
         parts = []
         if workloads:
             parts.append(f"{len(workloads)} declared workload(s) can no longer run: {', '.join(workloads)}")
@@ -52,12 +53,19 @@ def _summary(report: DiffReport) -> str:
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ") or " "
+    """Plain text for a table cell (PR-controlled: escaped)."""
+    return md_text(text) or " "
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+def _code(text: Any) -> str:
+    """A name shown as code in a table cell."""
+    return md_code(text, table=True)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Rows hold cells already rendered by `_cell` or `_code`."""
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
     return out + [""]
 
 
@@ -66,13 +74,13 @@ def _quota_rows(env: EnvDiff) -> list[list[Any]]:
     for change in env.quotas:
         k = change.key
         for field, before, after in change.fields:
-            rows.append([change.team or "-", f"{k.owner_kind} `{k.owner}`", k.flavor, k.resource, field,
-                         before, after])
+            rows.append([_cell(change.team or "-"), f"{_cell(k.owner_kind)} {_code(k.owner)}", _cell(k.flavor),
+                         _cell(k.resource), _cell(field), _cell(before), _cell(after)])
     return rows
 
 
 def _env_markdown(env: EnvDiff) -> list[str]:
-    title = f"### Environment `{env.env}`" + ("" if env.status == "changed" else f" ({env.status})")
+    title = f"### Environment {md_code(env.env)}" + ("" if env.status == "changed" else f" ({md_text(env.status)})")
     out = [title, ""]
     if env.empty:
         return out + ["No changes.", ""]
@@ -80,10 +88,11 @@ def _env_markdown(env: EnvDiff) -> list[str]:
         out += ["#### Simulation", ""]
         out += _table(["", "Workload", "ClusterQueue", "Change", "Before", "After", "Quota change on its queue"],
                       [["❌" if w.blocking else "⚠️" if w.change in ("preempted", "waits longer") else "✅",
-                        f"`{w.workload}`", f"`{w.cluster_queue}`", w.change, w.before,
-                        w.after + (f" — {w.message}" if w.message else ""), related_quota_text(env, w) or "-"]
+                        _code(w.workload), _code(w.cluster_queue), _cell(w.change), _cell(w.before),
+                        _cell(w.after + (f" — {w.message}" if w.message else "")),
+                        _cell(related_quota_text(env, w) or "-")]
                        for w in env.workloads])
-        out += [f"- ❌ expectation broken: {text}" for text in env.broken_expectations]
+        out += [f"- ❌ expectation broken: {md_text(text)}" for text in env.broken_expectations]
         if env.broken_expectations:
             out.append("")
     elif env.simulated:
@@ -94,7 +103,8 @@ def _env_markdown(env: EnvDiff) -> list[str]:
     if env.objects:
         out += ["#### Objects", ""]
         out += _table(["Change", "Object", "Fields"],
-                      [[o.change, f"`{key_text(o.key)}`", ", ".join(o.paths[:8]) + (" …" if len(o.paths) > 8 else "")]
+                      [[_cell(o.change), _code(key_text(o.key)),
+                        _cell(", ".join(o.paths[:8]) + (" …" if len(o.paths) > 8 else ""))]
                        for o in env.objects])
     if env.quotas:
         owners = changed_owners(env)

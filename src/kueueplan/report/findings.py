@@ -13,6 +13,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from kueueplan import __version__
+from kueueplan.report.escape import gh_data, gh_property
 from kueueplan.validate.engine import Result
 from kueueplan.validate.finding import Finding
 
@@ -42,7 +43,7 @@ def summary(result: Result, fail_on: str) -> dict[str, Any]:
         "errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"],
         "objects": result.objects, "files": len(result.files), "failOn": fail_on,
         "passed": not result.fails(fail_on),
-        "crds": {"sources": result.crd_sources, "missing": result.without_crd,
+        "crds": {"sources": result.crd_sources, "missing": result.without_crd, "skipped": result.schema_skipped,
                  "used": [f"{c['kind']}.{c['group']}/{v}" for c in result.crds for v in c["used"]],
                  "loaded": [f"{c['kind']}.{c['group']} ({', '.join(c['versions'])})" for c in result.crds]},
         "kubernetesSchemas": result.k8s_schema_version,
@@ -68,7 +69,7 @@ def to_text(result: Result, fail_on: str = "error") -> str:
                 lines.append("")
             lines.append(file)
             current = file
-        where = f"  {f.line}:" if f.line else "  -:"
+        where = (f"  {f.line}:{f.column}:" if f.column else f"  {f.line}:") if f.line else "  -:"
         obj = f" {f.object}" if f.object else ""
         lines.append(f"{where} {f.severity} {f.rule}{obj}: {f.message}")
     if lines:
@@ -79,14 +80,14 @@ def to_text(result: Result, fail_on: str = "error") -> str:
         by_rule = ", ".join(f"{rule} x{n}" for rule, n in sorted(hidden.items()))
         lines.append(f"info: {sum(hidden.values())} finding(s) not listed ({by_rule}); "
                      "use --fail-on info or -o json to see them")
-    if not result.crds:
-        lines.append("note: no CRDs given (--crds or `kueueplan schemas pull`): Kueue/KubeRay objects were checked "
-                     "with kueueplan's own rules only, not against their OpenAPI schemas and CEL rules")
-    else:
+    if result.crd_sources:
         used = sorted({f"{c['kind']}/{v}" for c in result.crds for v in c["used"]})
         lines.append(f"CRDs: {', '.join(result.crd_sources)}" + (f" (used: {', '.join(used)})" if used else ""))
-    if result.without_crd:
-        lines.append(f"no CRD for: {', '.join(result.without_crd)} (schema and CEL rules not checked)")
+    for kind, why in sorted(result.schema_skipped.items()):
+        lines.append(f"schema and CEL checks skipped for {kind}: {why}")
+    rest = [k for k in result.without_crd if k not in result.schema_skipped]
+    if rest:
+        lines.append(f"no CRD for: {', '.join(rest)} (schema and CEL rules not checked; pass it with --crds)")
     return "\n".join(lines) + "\n"
 
 
@@ -106,16 +107,13 @@ def to_github(result: Result) -> str:
             props.insert(0, f"file={_gh_prop(f.file)}")
         if f.line:
             props.insert(1, f"line={f.line}")
+            if f.column:
+                props.insert(2, f"col={f.column}")
         out.append(f"::{_GITHUB_LEVEL[f.severity]} {','.join(props)}::{_gh_data(f.message)}")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_prop(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+_gh_data, _gh_prop = gh_data, gh_property  # workflow-command escaping lives in report/escape.py
 
 
 def to_sarif(result: Result, rules: Iterable[Any] = ()) -> str:
@@ -136,6 +134,8 @@ def to_sarif(result: Result, rules: Iterable[Any] = ()) -> str:
             entry["ruleIndex"] = index[f.rule]
         if f.file:
             region = {"startLine": f.line} if f.line else {}
+            if f.line and f.column:
+                region["startColumn"] = f.column
             location: dict[str, Any] = {"artifactLocation": {"uri": f.file}}
             if region:
                 location["region"] = region

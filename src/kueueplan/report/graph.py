@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kueueplan.report.escape import mermaid_text, one_line
 from kueueplan.workflow.graph import Edge, Group, Node, Topology
 
 _MERMAID_SHAPES = {
@@ -16,8 +17,8 @@ HIGHLIGHT_STROKE = "#d97706"
 
 
 def _mermaid_text(text: str) -> str:
-    # Mermaid labels are quoted; quotes and angle brackets become entity codes so names cannot break out.
-    return (text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;"))
+    # Mermaid labels are quoted; what could end the label, the line or the fence becomes an entity code.
+    return mermaid_text(text)
 
 
 def _mermaid_label(title: str, lines: list[str]) -> str:
@@ -72,7 +73,7 @@ def mermaid(topo: Topology) -> str:
 
 
 def _dot_text(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    return one_line(text).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _dot_label(title: str, lines: list[str]) -> str:

@@ -71,7 +71,7 @@ def text(result: dict[str, Any]) -> None:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    from kueueplan.report.diff import _cell as md_escape  # TODO(merge): the shared escaping helper
+    from kueueplan.report.escape import md_text as md_escape
 
     out = [f"### Monte-Carlo: {md_escape(str(result['scenario']))} ({result['runs']} runs, seed {result['seed']})", ""]
     for title, (header, body) in rows(result).items():
@@ -114,7 +114,7 @@ def search_text(result: dict[str, Any]) -> None:
 
 
 def search_markdown(result: dict[str, Any]) -> str:
-    from kueueplan.report.diff import _cell as md_escape  # TODO(merge): the shared escaping helper
+    from kueueplan.report.escape import md_text as md_escape
 
     header, body = search_rows(result)
     out = [f"### Quota search: {md_escape(str(result['scenario']))}", "",

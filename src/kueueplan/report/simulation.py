@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kueueplan.report.escape import gantt_text, md_code, md_text
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.quantity import format_resource_value
 
@@ -132,20 +133,36 @@ def _pct(avg: float, quota: int) -> str:
     return f"{100 * avg / quota:.0f}%" if quota else "-"
 
 
-def text(sim: Any, result: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def _console(file: Any = None) -> Any:
+    """A terminal gets its real width (the names' column is kept whole when it fits); anything else (a CI log,
+    a pipe) is not bounded, so no name is cut."""
+    import shutil
 
-    # A CI log is not a terminal: give the tables room instead of rich's 80 columns, which truncate names.
-    console = Console() if sys.stdout.isatty() else Console(width=160)
-    console.print(f"[bold]Scenario {result['scenario']}[/bold]: {len(sim.workloads)} workloads, "
+    from rich.console import Console
+
+    out = file if file is not None else sys.stdout
+    if out.isatty():
+        return Console(file=out, width=shutil.get_terminal_size().columns)
+    return Console(file=out, width=_UNBOUNDED, no_color=True)
+
+
+_UNBOUNDED = 100_000  # columns for a non-terminal: tables take their natural width
+
+
+def text(sim: Any, result: dict[str, Any], console: Any = None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    console = console or _console()
+    console.print(f"[bold]Scenario {escape(str(result['scenario']))}[/bold]: {len(sim.workloads)} workloads, "
                   f"ran to t={_fmt_s(sim.now / 1000)}")
     t = Table(title="Per team (namespace)")
     for col in ("team", "workloads", "admitted", "waiting", "never admissible", "wait p50", "wait p95", "wait max",
                 "preemptions"):
         t.add_column(col, justify="left" if col == "team" else "right")
     for r in team_rows(sim):
-        t.add_row(r["team"], str(r["workloads"]), str(r["admitted"]), str(r["waiting"]), str(r["inadmissible"]),
+        t.add_row(escape(r["team"]), str(r["workloads"]), str(r["admitted"]), str(r["waiting"]), str(r["inadmissible"]),
                   _fmt_s(r["p50"]), _fmt_s(r["p95"]), _fmt_s(r["max"]), str(r["preemptions"]))
     console.print(t)
     u = Table(title="Per flavor utilisation")
@@ -157,16 +174,20 @@ def text(sim: Any, result: dict[str, Any]) -> None:
                   _pct(r["average"], r["quota"]))
     console.print(u)
     w = Table(title="Workloads")
-    for col in ("workload", "kind", "clusterQueue", "priority", "state", "created", "admitted", "finished",
-                "evictions", "message"):
-        w.add_column(col)
+    # Names are never cut: whole when they fit beside the other columns, else folded onto a second line.
+    # Messages, the longest text, follow the table one per line instead of squeezing the names.
+    w.add_column("workload", overflow="fold")
+    for col in ("kind", "clusterQueue", "priority", "state", "created", "admitted", "finished", "evictions"):
+        w.add_column(col, overflow="fold", justify="right" if col in ("priority", "evictions") else "left")
     for e in result["workloads"]:
-        w.add_row(e["name"], e["kind"], e["clusterQueue"] or "-", str(e["priority"]), e["state"],
-                  _fmt_s(e["createdAt"]), _fmt_s(e["admittedAt"]), _fmt_s(e["finishedAt"]), str(e["evictions"]),
-                  e["message"])
+        w.add_row(escape(e["name"]), e["kind"], escape(e["clusterQueue"] or "-"), str(e["priority"]), e["state"],
+                  _fmt_s(e["createdAt"]), _fmt_s(e["admittedAt"]), _fmt_s(e["finishedAt"]), str(e["evictions"]))
     console.print(w)
+    for e in result["workloads"]:
+        if e["message"]:
+            console.print(Text(f"{e['name']}: {e['message']}"))
     for warning in result.get("warnings", []):
-        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
+        console.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
 
 
 def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
@@ -193,36 +214,45 @@ def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
     return sorted(out, key=lambda x: (x[2], x[0]))
 
 
+def gantt_tag(kind: str, until: str) -> str:
+    """Mermaid's task tag for a bar: `done` only for a run that Finished; a run still going at the end (a
+    RayCluster never finishes) is `active`, one cut short (preempted, evicted, deleted) is untagged;
+    inadmissible is `crit`."""
+    if kind == "run":
+        return {"Finished": "done, ", "end": "active, "}.get(until, "")
+    return {"reserved": "active, ", "inadmissible": "crit, "}.get(kind, "")
+
+
 def markdown(sim: Any, result: dict[str, Any]) -> str:
-    lines = [f"## Simulation `{result['scenario']}`", ""]
+    lines = [f"## Simulation {md_code(result['scenario'])}", ""]
     lines += ["| team | workloads | admitted | waiting | never admissible | wait p50 | wait p95 | wait max | preemptions |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in team_rows(sim):
-        lines.append(f"| {r['team']} | {r['workloads']} | {r['admitted']} | {r['waiting']} | {r['inadmissible']} | "
+        lines.append(f"| {md_text(r['team'])} | {r['workloads']} | {r['admitted']} | {r['waiting']} | {r['inadmissible']} | "
                      f"{_fmt_s(r['p50'])} | {_fmt_s(r['p95'])} | {_fmt_s(r['max'])} | {r['preemptions']} |")
     lines += ["", "| flavor | resource | nominal (at end) | peak | average use |", "|---|---|---:|---:|---:|"]
     for r in utilisation(sim):
-        lines.append(f"| {r['flavor']} | {r['resource']} | {format_resource_value(r['resource'], r['quota'])} | "
+        lines.append(f"| {md_text(r['flavor'])} | {md_text(r['resource'])} | {format_resource_value(r['resource'], r['quota'])} | "
                      f"{_human(r['resource'], r['peak'])} | {_pct(r['average'], r['quota'])} |")
-    lines += ["", "```mermaid", "gantt", f"    title {result['scenario']}", "    dateFormat X", "    axisFormat %s"]
-    by_wl: dict[str, list[tuple[str, float, float]]] = {}
-    for key, kind, start, end, _ in _intervals(sim):
-        by_wl.setdefault(key, []).append((kind, start, end))
-    tag = {"wait": "", "reserved": "active, ", "run": "done, ", "inadmissible": "crit, "}
+    lines += ["", "```mermaid", "gantt", f"    title {gantt_text(result['scenario'])}", "    dateFormat X", "    axisFormat %s"]
+    by_wl: dict[str, list[tuple[str, float, float, str]]] = {}
+    for key, kind, start, end, until in _intervals(sim):
+        by_wl.setdefault(key, []).append((kind, start, end, until))
     for key in [w.key for w in sim.workloads][:200]:
-        lines.append(f"    section {key}")
-        for kind, start, end in by_wl.get(key, []):
-            lines.append(f"    {kind} : {tag.get(kind, '')}{int(start)}, {max(int(end), int(start) + 1)}")
+        lines.append(f"    section {gantt_text(key)}")
+        for kind, start, end, until in by_wl.get(key, []):
+            lines.append(f"    {kind} : {gantt_tag(kind, until)}{int(start)}, {max(int(end), int(start) + 1)}")
     lines += ["```", ""]
     if len(sim.workloads) > 200:
         lines.append(f"(Gantt chart shows the first 200 of {len(sim.workloads)} workloads.)")
     for warning in result.get("warnings", []):
-        lines.append(f"> **Warning:** {warning}")
+        lines.append(f"> **Warning:** {md_text(warning)}")
     preempts = [e for e in result["events"] if e["type"] in ("Preempted", "Evicted")]
     if preempts:
         lines += ["", "| at | workload | by | reason |", "|---:|---|---|---|"]
         for e in preempts:
-            lines.append(f"| {e['at']} | {e['workload']} | {e.get('by', '-')} | {e.get('reason', '')} |")
+            lines.append(f"| {e['at']} | {md_code(e['workload'], table=True)} | {md_text(e.get('by', '-'))} | "
+                         f"{md_text(e.get('reason', ''))} |")
     return "\n".join(lines)
 
 
@@ -233,6 +263,31 @@ def plot(sim: Any, result: dict[str, Any], path: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise KueueplanError("--plot needs matplotlib", hint="pip install 'kueueplan[plot]'") from None
+    fig = figure(sim, result, plt)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def time_axis(end_s: float) -> tuple[float, float, str]:
+    """(unit in seconds, tick step in seconds, axis label) for a run of `end_s` seconds: seconds, minutes or
+    hours, with 4 to 10 ticks at round numbers of that unit."""
+    unit, name = (3600, "hours") if end_s >= 3 * 3600 else (60, "minutes") if end_s >= 3 * 60 else (1, "seconds")
+    span = max(end_s / unit, 1e-9)
+    for step in (0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 240, 480, 1000):
+        if span / step <= 10:
+            break
+    return unit, step * unit, f"time ({name})"
+
+
+def format_time(seconds: float, unit: float) -> str:
+    """A tick label: '90m', '1.5h', '45s'."""
+    suffix = {1: "s", 60: "m", 3600: "h"}[int(unit)]
+    return f"{seconds / unit:g}{suffix}"
+
+
+def figure(sim: Any, result: dict[str, Any], plt: Any) -> Any:
+    from matplotlib.ticker import FuncFormatter, MultipleLocator
+
     keys = [w.key for w in sim.workloads][:300]
     index = {k: i for i, k in enumerate(keys)}
     colors = {"wait": "#d0d0d0", "reserved": "#f0c040", "run": "#3a7bd5", "inadmissible": "#d04040"}
@@ -245,8 +300,12 @@ def plot(sim: Any, result: dict[str, Any], path: Path) -> None:
             ax.plot(e["at"], index[e["workload"]], marker="x", color="black")
     ax.set_yticks(range(len(keys)), labels=keys, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("seconds")
-    ax.set_title(f"{result['scenario']}: grey waiting, blue admitted, yellow quota reserved, red inadmissible, x preempted")
+    unit, step, label = time_axis(sim.now / 1000)
+    ax.xaxis.set_major_locator(MultipleLocator(step))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: format_time(x, unit)))
+    ax.set_xlim(left=0)
+    ax.set_xlabel(label)
+    ax.set_title(f"{result['scenario']}: grey waiting, blue admitted, yellow quota reserved, red inadmissible, "
+                 "x preempted", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return fig

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueueplan.kube.quantity import format_resource_value
+from kueueplan.report.escape import one_line
 from kueueplan.report.simulation import _fmt_s
 
 HOLDING = ("QuotaReserved", "Admitted")
@@ -58,5 +59,5 @@ def text(sim: Any) -> str:
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
         out += ["", f"$ {title}" if title.startswith("kubectl") else f"# {title}"]
         for row in [header, *rows]:
-            out.append("   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+            out.append("   ".join(one_line(c).ljust(w) for c, w in zip(row, widths)).rstrip())
     return "\n".join(out)

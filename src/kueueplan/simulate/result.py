@@ -63,15 +63,33 @@ def _fmt(ms: int) -> str:
 
 
 def check_expectations(sim: Simulation) -> list[str]:
-    """Every failed expectation, in words. An expectation that selects nothing fails too."""
-    failures = []
+    """Every failed expectation, in words (one line per workload that breaks it), with where it was written."""
+    return [line for failures in expectation_results(sim) for line in failures]
+
+
+def failed_count(results: list[list[str]]) -> int:
+    """How many expectations failed: at most the number declared, however many workloads each selects."""
+    return sum(1 for failures in results if failures)
+
+
+def expectation_results(sim: Simulation, located: bool = True) -> list[list[str]]:
+    """Per declared expectation, in order, the ways it failed (empty: it held), each ending with the file:line
+    the expectation was written at (unless `located` is False: what stays the same when lines move)."""
+    return [[f + exp.where() if located else f for f in failures]
+            for exp, failures in zip(sim.scenario.expectations, _failures(sim))]
+
+
+def _failures(sim: Simulation) -> list[list[str]]:
+    """Per expectation, how it failed. An expectation that selects nothing fails too."""
+    results = []
     end = sim.now
     preempted = {e["workload"] for e in sim.events if e["type"] == "Preempted"}
     for exp in sim.scenario.expectations:
+        failures: list[str] = []
+        results.append(failures)
         chosen = [w for w in sim.workloads if _selected(exp, w)]
-        where = f" (line {exp.line})" if exp.line else ""
         if not chosen:
-            failures.append(f"expectation for {exp.describe()}{where}: no workload matches")
+            failures.append(f"expectation for {exp.describe()}: no workload matches")
             continue
         for wl in chosen:
             if exp.admitted_within is not None:
@@ -79,24 +97,23 @@ def check_expectations(sim: Simulation) -> list[str]:
                 if first is None:
                     waited = end - wl.created_at
                     failures.append(f"{wl.key} was never admitted (waited {_fmt(waited)}), expected within "
-                                    f"{_fmt(exp.admitted_within)}{where}"
-                                    + (f": {wl.message}" if wl.message else ""))
+                                    f"{_fmt(exp.admitted_within)}" + (f": {wl.message}" if wl.message else ""))
                 elif round(first * 1000) - wl.created_at > exp.admitted_within:
                     failures.append(f"{wl.key} was admitted after {_fmt(round(first * 1000) - wl.created_at)}, "
-                                    f"expected within {_fmt(exp.admitted_within)}{where}")
+                                    f"expected within {_fmt(exp.admitted_within)}")
             if exp.never_preempted and wl.key in preempted:
                 by = [e for e in sim.events if e["type"] == "Preempted" and e["workload"] == wl.key]
                 first = by[0]
                 failures.append(f"{wl.key} was preempted {len(by)} time(s), first at {first['at']}s by {first['by']} "
-                                f"({first['reason']}){where}")
+                                f"({first['reason']})")
             if exp.finished_by is not None:
                 if wl.finished_at is None or wl.finished_at > exp.finished_by:
                     when = "never finished" if wl.finished_at is None else f"finished at {_fmt(wl.finished_at)}"
-                    failures.append(f"{wl.key} {when}, expected by {_fmt(exp.finished_by)}{where}")
+                    failures.append(f"{wl.key} {when}, expected by {_fmt(exp.finished_by)}")
             if exp.state is not None and wl.state != exp.state:
-                failures.append(f"{wl.key} ended {wl.state}, expected {exp.state}{where}"
+                failures.append(f"{wl.key} ended {wl.state}, expected {exp.state}"
                                 + (f": {wl.message}" if wl.message else ""))
-    return failures
+    return results
 
 
 def dumps(result: dict[str, Any]) -> str:

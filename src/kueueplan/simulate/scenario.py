@@ -102,6 +102,13 @@ class Expectation:
     finished_by: int | None = None
     state: str | None = None
     line: int | None = None
+    file: str | None = None  # where the expectation was written (a spec file for a spec's declared load)
+
+    def where(self) -> str:
+        """` (file:line)` for messages, or ''."""
+        if self.line is None:
+            return ""
+        return f" ({self.file}:{self.line})" if self.file else f" (line {self.line})"
 
     def describe(self) -> str:
         if not self.selector:
@@ -141,10 +148,19 @@ def scenario_from_document(doc: yamlio.Document, path: Path | None) -> Scenario:
 
 
 @without_cycle_collector
-def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: Path | None = None) -> Scenario:
-    """Build a Scenario from an in-memory dict (e.g. `compile.scenario_for`); base resolves manifestFiles."""
+def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: Path | None = None,
+                       origins: list[tuple[str, int | None]] | None = None) -> Scenario:
+    """Build a Scenario from an in-memory dict (e.g. `compile.scenario_for`); base resolves manifestFiles;
+    `origins` are the file:line each expectation was written at (the dict itself has no lines)."""
     doc = yamlio.Document(data=data, file=file, index=0, line=1)
-    return _Reader(doc, base / "scenario.yaml" if base else None).read()
+    scenario = _Reader(doc, base / "scenario.yaml" if base else None).read()
+    if origins is not None and len(origins) == len(scenario.expectations):
+        for exp, (where, line) in zip(scenario.expectations, origins):
+            exp.file, exp.line = where, line
+    else:
+        for exp in scenario.expectations:  # an in-memory dict has no lines: "line 1" would be wrong
+            exp.line = None
+    return scenario
 
 
 class _Reader:
@@ -179,6 +195,9 @@ class _Reader:
             raise self.err(f"apiVersion must be kueueplan.io/v1alpha1, got {av!r}", ("apiVersion",))
         meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
         spec = data.get("spec")
+        if spec is None:
+            raise self.err("spec is missing", hint="a Scenario has spec.workloads, spec.manifests or "
+                                                   "spec.manifestFiles, and optionally spec.expectations")
         if not isinstance(spec, Mapping):
             raise self.err("spec must be a mapping", ("spec",))
         known = {"manifests", "manifestFiles", "workloads", "events", "admissionChecks", "until", "kueueVersion",
@@ -388,7 +407,7 @@ class _Reader:
                         if e.get(k) is not None}
             if "team" in selector:
                 selector["namespace"] = selector.pop("team")
-            exp = Expectation(selector, line=self.line(where))
+            exp = Expectation(selector, line=self.line(where), file=self.file)
             if e.get("admittedWithin") is not None:
                 exp.admitted_within = self._duration(e["admittedWithin"], where + ("admittedWithin",))
             if e.get("finishedBy") is not None:

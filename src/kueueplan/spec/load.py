@@ -8,8 +8,9 @@ applies the environment's overlays and returns the effective documents for that 
 from __future__ import annotations
 
 import copy
-import json
 import difflib
+import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -44,10 +45,10 @@ class Entry:
         return self.model.kind
 
     def error(self, message: str, path: Loc = (), hint: str | None = None) -> KueueplanError:
-        """An error located at `path` (a path inside `spec`), in the overlay if the overlay set that field."""
-        if self.overlay is not None and _has_path(self.overlay.data, self.overlay_path + path):
-            return _located(self.overlay, self.overlay_path + path, message, hint)
-        return _located(self.doc, ("spec",) + path, message, hint)
+        """An error located at `path` (a path inside the effective `spec`), in the file that wrote that value:
+        the overlay when it set it, else the base document (quota items are matched by flavor)."""
+        doc, concrete, _ = self._source(path)
+        return _located(doc, concrete, message, hint)
 
     def locate(self, candidates: Iterable[Loc]) -> tuple[str, int | None]:
         """File and line of the first candidate path (inside `spec`) that the overlay or the document writes;
@@ -55,15 +56,20 @@ class Entry:
         a `quotas` list with that flavor (overlays merge quotas by flavor, so indexes differ)."""
         candidates = list(candidates) or [()]
         for path in candidates:
-            if self.overlay is not None:
-                concrete = _by_flavor(self.overlay.data, self.overlay_path + path)
-                if concrete is not None:
-                    return self.overlay.file, self.overlay.line_of(concrete)
-            concrete = _by_flavor(self.doc.data, ("spec",) + path)
-            if concrete is not None:
-                return self.doc.file, self.doc.line_of(concrete)
-        partial = _by_flavor(self.doc.data, ("spec",) + candidates[0], partial=True) or ("spec",)
-        return self.doc.file, self.doc.line_of(partial)
+            doc, concrete, complete = self._source(path)
+            if complete:
+                return doc.file, doc.line_of(concrete)
+        doc, concrete, _ = self._source(candidates[0])
+        return doc.file, doc.line_of(concrete)
+
+    def _source(self, path: Loc) -> tuple[Document, Loc, bool]:
+        """The document that wrote `path` of the effective spec, the path there, and whether all of it exists."""
+        base = self.doc.data.get("spec") if isinstance(self.doc.data, dict) else None
+        patch = _get(self.overlay.data, self.overlay_path) if self.overlay is not None else _MISSING
+        side, concrete, done = trace(base, patch, path)
+        if side == "overlay" and self.overlay is not None:
+            return self.overlay, self.overlay_path + concrete, done == len(path)
+        return self.doc, ("spec",) + concrete, done == len(path)
 
 
 @dataclass
@@ -119,8 +125,33 @@ def spec_files(path: Path) -> list[Path]:
     return yaml_files(path)
 
 
-def load_spec(path: str | Path) -> Platform:
+def resolve_spec_dir(path: str | Path) -> Path:
+    """The spec folder meant by `path`: `path` itself, or its `environments/` subfolder when `path` is a project
+    folder (an example beside its gen/ and scenarios) whose spec lives there, as `examples/skypilot`."""
     root = Path(path)
+    inner = root / "environments"
+    if root.name != "environments" and inner.is_dir() and not _has_environment(root):
+        return inner
+    return root
+
+
+def _has_environment(folder: Path) -> bool:
+    """Whether a YAML file directly in `folder` holds a kueueplan Environment document."""
+    if not folder.is_dir():
+        return False
+    for file in sorted(folder.iterdir()):
+        if file.suffix in (".yaml", ".yml") and file.is_file():
+            try:
+                head = file.read_text(encoding="utf-8", errors="replace")[:65536]
+            except OSError:
+                continue
+            if "kueueplan.io/" in head and re.search(r"(?m)^kind:\s*Environment\s*$", head):
+                return True
+    return False
+
+
+def load_spec(path: str | Path) -> Platform:
+    root = resolve_spec_dir(path)
     platform = Platform(root=root)
     files = spec_files(root)
     if not files:
@@ -184,17 +215,113 @@ def merge_patch(base: Any, patch: Any, path: Loc = ()) -> Any:
 
 
 def _merge_quotas(base: list[Any], patch: list[Any]) -> list[Any]:
-    merged = [copy.deepcopy(q) for q in base]
+    return [_merged_item(base, patch, pair) for pair in _quota_pairs(base, patch)]
+
+
+def _quota_pairs(base: list[Any], patch: list[Any]) -> list[tuple[int | None, int | None]]:
+    """Which base item and which patch item make each item of the merged quota list (by flavor)."""
+    pairs: list[tuple[int | None, int | None]] = [(i, None) for i in range(len(base))]
     # Only string flavor names key the merge: anything else is left for the model to report (no TypeError).
-    index = {q["flavor"]: i for i, q in enumerate(merged) if isinstance(q, dict) and isinstance(q.get("flavor"), str)}
-    for item in patch:
+    index = {q["flavor"]: i for i, q in enumerate(base) if isinstance(q, dict) and isinstance(q.get("flavor"), str)}
+    for j, item in enumerate(patch):
         flavor = item.get("flavor") if isinstance(item, dict) and isinstance(item.get("flavor"), str) else None
         if flavor in index:
-            merged[index[flavor]] = merge_patch(merged[index[flavor]], item)
+            pairs[index[flavor]] = (index[flavor], j)
         else:
-            merged.append(copy.deepcopy(item))
+            pairs.append((None, j))
     # `resources: null` in an overlay removes that flavor from the quotas.
-    return [q for q in merged if not (isinstance(q, dict) and "flavor" in q and not q.get("resources"))]
+    return [pair for pair in pairs if not _dropped(_merged_item(base, patch, pair))]
+
+
+def _merged_item(base: list[Any], patch: list[Any], pair: tuple[int | None, int | None]) -> Any:
+    b, p = pair
+    if p is None:
+        return copy.deepcopy(base[b]) if b is not None else None
+    return merge_patch(base[b], patch[p]) if b is not None else copy.deepcopy(patch[p])
+
+
+def _dropped(item: Any) -> bool:
+    return isinstance(item, dict) and "flavor" in item and not item.get("resources")
+
+
+_MISSING = object()
+
+
+def trace(base: Any, patch: Any, path: Loc) -> tuple[str, Loc, int]:
+    """Where `path` of `merge_patch(base, patch)` was written: ("overlay", path in the patch) or ("base", path
+    in the base), and how many steps of `path` exist (when not all, the path is the deepest written ancestor).
+    A step may be a quota item by flavor (an object with a `name`) or an index into the merged quota list."""
+    b, p = base, patch  # the value at the current step in each side; _MISSING where that side has none
+    bpath: Loc = ()
+    ppath: Loc = ()
+    parent: Any = None
+    done = 0
+    for step in path:
+        if p is not _MISSING and b is not _MISSING and parent == "quotas" and isinstance(b, list) \
+                and isinstance(p, list):
+            pairs = _quota_pairs(b, p)
+            pair = _pick(pairs, step, b, p)
+            if pair is None:
+                break
+            bi, pi = pair
+            b, bpath = (b[bi], bpath + (bi,)) if bi is not None else (_MISSING, bpath)
+            p, ppath = (p[pi], ppath + (pi,)) if pi is not None else (_MISSING, ppath)
+        elif p is not _MISSING:
+            if isinstance(p, dict) and isinstance(step, str) and p.get(step) is not None:
+                merges = isinstance(b, dict) and (isinstance(p[step], dict) or
+                                                  (step == "quotas" and isinstance(p[step], list)))
+                nb = b.get(step, _MISSING) if merges else _MISSING
+                if merges and not isinstance(nb, type(p[step])):
+                    nb = _MISSING
+                b, bpath = nb, (bpath + (step,) if nb is not _MISSING else bpath)
+                p, ppath = p[step], ppath + (step,)
+            elif isinstance(p, dict) and isinstance(b, dict) and step not in p and step in b:
+                p, b, bpath = _MISSING, b[step], bpath + (step,)
+            elif isinstance(p, list) and b is _MISSING:
+                index = _index(p, step)
+                if index is None:
+                    break
+                p, ppath = p[index], ppath + (index,)
+            else:
+                break
+        else:
+            index = _index(b, step) if isinstance(b, list) else step
+            if not _has_path(b, (index,)):
+                break
+            b, bpath = b[index], bpath + (index,)
+        parent = step
+        done += 1
+    return ("overlay", ppath, done) if p is not _MISSING and (ppath or done == len(path)) else ("base", bpath, done)
+
+
+def _pick(pairs: list[tuple[int | None, int | None]], step: Any, base: list[Any],
+          patch: list[Any]) -> tuple[int | None, int | None] | None:
+    name = getattr(step, "name", None)
+    if name is None:
+        return pairs[step] if isinstance(step, int) and 0 <= step < len(pairs) else None
+    for bi, pi in pairs:
+        item = patch[pi] if pi is not None else base[bi]  # type: ignore[index]
+        if isinstance(item, dict) and item.get("flavor") == name:
+            return bi, pi
+    return None
+
+
+def _index(data: list[Any], step: Any) -> int | None:
+    """A list step: an index, or the quota item whose flavor is `step.name`."""
+    name = getattr(step, "name", None)
+    if name is not None:
+        return next((i for i, q in enumerate(data) if isinstance(q, dict) and q.get("flavor") == name), None)
+    return step if isinstance(step, int) and 0 <= step < len(data) else None
+
+
+def _get(data: Any, path: Loc) -> Any:
+    return _by_path(data, path) if _has_path(data, path) else _MISSING
+
+
+def _by_path(data: Any, path: Loc) -> Any:
+    for key in path:
+        data = data[key]
+    return data
 
 
 def _apply_overlay(entry: Entry, env: Entry, patch: dict[str, Any] | None) -> Entry:
@@ -206,11 +333,14 @@ def _apply_overlay(entry: Entry, env: Entry, patch: dict[str, Any] | None) -> En
     try:
         model = type(entry.model).model_validate(data)
     except ValidationError as err:
-        # Report in the overlay when it wrote the offending field, else in the base document.
-        first = err.errors()[0]
-        loc = tuple(first["loc"])
-        if loc[:1] == ("spec",) and _has_path(env.doc.data, overlay_path + loc[1:len(loc)]):
-            raise translate_error(err, env.doc, type(entry.model), prefix=overlay_path, strip=1) from None
+        # Report in the file that wrote the offending field: the overlay, or the base document.
+        first = next((e for e in err.errors() if e["type"] == "extra_forbidden"), err.errors()[0])
+        loc = tuple(p for p in first["loc"] if isinstance(p, (str, int)) and p != "[key]")
+        if loc[:1] == ("spec",):
+            side, concrete, done = trace(entry.doc.data.get("spec"), patch, loc[1:])
+            doc, prefix = (env.doc, overlay_path) if side == "overlay" else (entry.doc, ("spec",))
+            # the steps it did not find (a missing field) keep their names
+            raise translate_error(err, doc, type(entry.model), prefix=prefix + concrete, strip=1 + done) from None
         raise translate_error(err, entry.doc, type(entry.model)) from None
     return Entry(model=model, doc=entry.doc, overlay=env.doc, overlay_path=overlay_path)
 
@@ -227,23 +357,6 @@ def _has_path(data: Any, path: Loc) -> bool:
         else:
             return False
     return True
-
-
-def _by_flavor(data: Any, path: tuple[Any, ...], partial: bool = False) -> Loc | None:
-    """`path` with quota items (steps with a `name`) turned into list indexes, if `data` has all of it; with
-    `partial`, the longest prefix it has."""
-    out: list[str | int] = []
-    for step in path:
-        name = getattr(step, "name", None)
-        if name is not None and isinstance(data, list):
-            index = next((i for i, q in enumerate(data) if isinstance(q, dict) and q.get("flavor") == name), None)
-            step = index
-        if step is not None and _has_path(data, (step,)):
-            out.append(step)
-            data = data[step]
-        else:
-            return tuple(out) if partial else None
-    return tuple(out)
 
 
 def _located(doc: Document, path: Loc, message: str, hint: str | None = None) -> KueueplanError:

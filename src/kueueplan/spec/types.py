@@ -49,7 +49,7 @@ def _check_quantity(value: Any) -> Any:
     try:
         amount = parse_quantity(value)
     except KueueplanError as err:
-        raise ValueError(err.message) from None
+        raise ValueError(f"{err.message}; {err.hint}" if err.hint else err.message) from None
     if amount < 0:
         raise ValueError(f"{value!r} is negative; quotas and requests must be >= 0")
     return value

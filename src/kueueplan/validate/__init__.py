@@ -44,17 +44,18 @@ def _apply_switches(findings: list[Finding], policy: object) -> list[Finding]:
 
 def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies: list[str | Path] | None = None,
              stdin_text: str | None = None, select: set[str] | None = None,
-             kueue_version: str | None = None) -> Result:
-    """Validate manifest files/folders, spec folders and `-` (stdin). Raises KueueplanError for usage errors."""
-    from kueueplan.validate import coreschema
-    from kueueplan.validate.crds import default_crd_paths, load_crds
-    if kueue_version is not None:
-        from kueueplan.kube.podsets import version_tuple
+             kueue_version: str | None = None, kuberay_version: str | None = None) -> Result:
+    """Validate manifest files/folders, spec folders and `-` (stdin). Raises KueueplanError for usage errors.
 
-        version_tuple(kueue_version)  # a usage error (exit 2) if it is not a version
+    Custom resources are checked against `crds` first, then the schema pack's release for the object's Kueue
+    release (its environment's kueueVersion, else `kueue_version`, else the newest) and `kuberay_version`."""
+    from kueueplan.validate import coreschema
+    from kueueplan.validate.catalog import catalog, check_version
+
+    for project, version in (("kueue", kueue_version), ("kuberay", kuberay_version)):
+        check_version(project, version)  # a usage error (exit 2) if it is not a version
     inputs = gather(paths, stdin_text)
-    crd_paths = list(crds) if crds is not None else default_crd_paths()
-    crd_set = load_crds(crd_paths) if crd_paths else None
+    crd_set = catalog(crds, kueue_version, kuberay_version)
     policy = None
     if policies or inputs.policies:  # pydantic is only imported when there is a policy to read
         from kueueplan.validate.policy import load_policies
@@ -71,9 +72,9 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
     without = sorted({f"{o.kind}.{o.group}" for o in inputs.objects
                       if not coreschema.is_builtin_group(o.group) and not coreschema.is_config_group(o.group)
                       and o.kind
-                      and (crd_set is None or crd_set.lookup(o.group, o.kind) is None)})
+                      and crd_set.lookup(o.group, o.kind, o.kueue_version) is None})
     return Result(findings=findings, objects=len(inputs.objects), files=inputs.files, without_crd=without,
-                  crds=crd_set.describe() if crd_set else [], crd_sources=crd_set.sources if crd_set else [],
+                  crds=crd_set.describe(), crd_sources=crd_set.sources, schema_skipped=dict(crd_set.skipped),
                   k8s_schema_version=coreschema.k8s_version(),
                   policy_files=policy.files if policy else [])
 

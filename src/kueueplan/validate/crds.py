@@ -14,26 +14,15 @@ import json
 import os
 import re
 import tempfile
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kueueplan.errors import KueueplanError
+from kueueplan.errors import InputRefusedError, KueueplanError
+from kueueplan.kube.yamlio import load_text, yaml_files
+from kueueplan.validate.celcost import CelCostError, check_schema
 from kueueplan.validate.celrules import CelEvaluator
 from kueueplan.validate.schema import Check, SchemaCompiler
-
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
-
-KUEUE_MANIFESTS_URL = "https://github.com/kubernetes-sigs/kueue/releases/download/{version}/manifests.yaml"
-KUBERAY_CRD_URL = ("https://raw.githubusercontent.com/ray-project/kuberay/{version}/ray-operator/config/crd/"
-                   "bases/ray.io_{name}.yaml")
-KUBERAY_CRDS = ("rayclusters", "rayjobs", "rayservices")
 
 
 def cache_dir() -> Path:
@@ -71,7 +60,8 @@ class CrdSet:
     # scanned, not parsed yet: (group, kind) -> (file, version names)
     pending: dict[tuple[str, str], tuple[Path, list[str]]] = field(default_factory=dict)
 
-    def lookup(self, group: str, kind: str) -> dict[str, CrdVersion] | None:
+    def lookup(self, group: str, kind: str, kueue_version: str | None = None) -> dict[str, CrdVersion] | None:
+        """The CRD's versions; `kueue_version` matters only to the catalogue (validate.catalog), not here."""
         waiting = self.pending.get((group, kind))
         if waiting is not None:
             self._parse(waiting[0])
@@ -85,6 +75,11 @@ class CrdSet:
 
     def check_for(self, crd: CrdVersion) -> Check:
         if crd._check is None:
+            try:  # refuse rules that could not finish in time before evaluating any (validate/celcost.py)
+                check_schema(crd.schema, f"{crd.kind}.{crd.group}/{crd.version} ")
+            except CelCostError as err:
+                err.file = crd.source
+                raise
             compiler = SchemaCompiler(crd=True, cel_hook=self.evaluator,
                                       skip_root=("metadata", "apiVersion", "kind"))
             crd._check = compiler.compile_root(crd.schema)
@@ -106,19 +101,42 @@ class CrdSet:
     def add_document(self, doc: Any, source: str) -> bool:
         if not (isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"):
             return False
-        spec = doc.get("spec") or {}
-        names = spec.get("names") or {}
-        group, kind = spec.get("group"), names.get("kind")
+        spec = doc.get("spec")
+        if not isinstance(spec, dict):
+            spec = {}
+        names = spec.get("names")
+        group, kind = (spec.get("group"), names.get("kind")) if isinstance(names, dict) else (None, None)
         if not group or not kind:
             return False
-        entry = self.versions.setdefault((group, kind), {})
-        for ver in spec.get("versions") or []:
-            schema = ((ver.get("schema") or {}).get("openAPIV3Schema")) or {}
-            entry[ver["name"]] = CrdVersion(group, kind, ver["name"], schema, bool(ver.get("served", True)),
-                                            bool(ver.get("storage")), bool(ver.get("deprecated")),
-                                            ver.get("deprecationWarning"), spec.get("scope", "Namespaced"),
-                                            source)
+        what = f"CustomResourceDefinition {kind}.{group}"
+        versions = _shaped(spec.get("versions") or [], list, f"{what}: spec.versions", source)
+        entry = self.versions.setdefault((str(group), str(kind)), {})
+        for i, ver in enumerate(versions):
+            ver = _shaped(ver, dict, f"{what}: spec.versions[{i}]", source)
+            name = ver.get("name")
+            if not isinstance(name, str) or not name:
+                raise CrdError(f"{what}: spec.versions[{i}] has no name", file=source,
+                                     hint="every CRD version needs `name:` (e.g. v1beta1)")
+            schema = _shaped(ver.get("schema") or {}, dict, f"{what}: spec.versions[{i}].schema", source)
+            schema = _shaped(schema.get("openAPIV3Schema") or {}, dict,
+                             f"{what}: spec.versions[{i}].schema.openAPIV3Schema", source)
+            entry[name] = CrdVersion(str(group), str(kind), name, schema, bool(ver.get("served", True)),
+                                     bool(ver.get("storage")), bool(ver.get("deprecated")),
+                                     ver.get("deprecationWarning"), str(spec.get("scope", "Namespaced")), source)
         return True
+
+
+class CrdError(InputRefusedError):
+    """A CRD file kueueplan cannot use."""
+
+
+def _shaped(value: Any, kind: type, where: str, source: str) -> Any:
+    """`value` when it is a `kind` (list / mapping), else a clear error naming the CRD file."""
+    if not isinstance(value, kind):
+        raise CrdError(f"malformed {where}: expected a {'list' if kind is list else 'mapping'}, "
+                             f"got {type(value).__name__}", file=source,
+                             hint="pass the CRD files your cluster runs (e.g. Kueue's release manifests.yaml)")
+    return value
 
 
 def load_crds(paths: list[str | Path]) -> CrdSet:
@@ -151,7 +169,7 @@ def _load_crds(paths: list[str | Path]) -> CrdSet:
         if not p.exists():
             raise KueueplanError(f"--crds path does not exist: {p}", hint="pass a CRD folder, a CRD file or "
                                  "Kueue's manifests.yaml, or run `kueueplan schemas pull`")
-        files = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml", ".json")) if p.is_dir() else [p]
+        files = yaml_files(p, (".yaml", ".yml", ".json")) if p.is_dir() else [p]
         found = 0
         for f in files:
             raw = f.read_bytes()
@@ -169,12 +187,6 @@ def _load_crds(paths: list[str | Path]) -> CrdSet:
             raise KueueplanError(f"no CustomResourceDefinition found in {p}", file=str(p))
         crds.sources.append(str(p))
     return crds
-
-
-def default_crd_paths() -> list[Path]:
-    """CRDs fetched earlier by `kueueplan schemas pull`, if any."""
-    root = cache_dir() / "crds"
-    return [root] if root.is_dir() and any(root.rglob("*.yaml")) else []
 
 
 _DOCUMENT = re.compile(r"^---[ \t]*$", re.M)
@@ -215,10 +227,13 @@ def _parse_cached(path: Path, raw: bytes | None = None) -> list[Any]:
     except (OSError, ValueError):
         pass
     try:
-        docs = [d for d in yaml.load_all(raw.decode("utf-8-sig"), Loader=_Loader)
-                if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"]
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise KueueplanError(f"cannot read CRD file: {err}", file=str(path)) from None
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CrdError("cannot read CRD file: not UTF-8 text", file=str(path)) from None
+    # The same safe loader, with the same node, alias and depth limits, as every other input: a CRD comes
+    # from the repository too (an alias bomb in one must not exhaust the runner).
+    docs = [d.data for d in load_text(text, file=str(path))
+            if isinstance(d.data, dict) and d.data.get("kind") == "CustomResourceDefinition"]
     _write_atomic(cached, json.dumps(docs))
     return docs
 
@@ -233,32 +248,3 @@ def _write_atomic(target: Path, text: str) -> None:
         os.replace(tmp, target)
     except OSError:
         pass
-
-
-def pull(kueue: str | None, kuberay: str | None, dest: Path | None = None) -> list[Path]:
-    """Download release CRDs into the cache (network; never called by tests)."""
-    root = dest or cache_dir() / "crds"
-    written: list[Path] = []
-    if kueue:
-        written.append(_download(KUEUE_MANIFESTS_URL.format(version=kueue), root / f"kueue-{kueue}" /
-                                 "manifests.yaml"))
-    if kuberay:
-        for name in KUBERAY_CRDS:
-            written.append(_download(KUBERAY_CRD_URL.format(version=kuberay, name=name),
-                                     root / f"kuberay-{kuberay}" / f"ray.io_{name}.yaml"))
-    return written
-
-
-def _download(url: str, target: Path) -> Path:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URLs
-            data = response.read()
-    except OSError as err:
-        raise KueueplanError(f"download failed: {url}: {err}") from None
-    if b"CustomResourceDefinition" not in data:
-        raise KueueplanError(f"{url} holds no CustomResourceDefinition")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
-    return target

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kueueplan.errors import InputRefusedError
 from kueueplan.validate.finding import Finding, severity_rank
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.registry import Hit, Rule, all_rules, iter_global_rules, object_rules_by_kind
@@ -20,6 +21,7 @@ class Result:
     k8s_schema_version: str | None = None
     policy_files: list[str] = field(default_factory=list)
     without_crd: list[str] = field(default_factory=list)  # custom kinds among the inputs with no CRD loaded
+    schema_skipped: dict[str, str] = field(default_factory=dict)  # "Kind.group" -> why the pack had no schema
 
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}
@@ -68,8 +70,8 @@ def _guarded(r: Rule, obj: Obj | None, run: Any) -> list[Finding]:
     """A rule that trips over input it did not expect reports that, instead of a traceback."""
     try:
         return run()
-    except RecursionError:
-        raise
+    except (RecursionError, InputRefusedError):
+        raise  # input refused outright (a CRD over the CEL budget, malformed, over a limit): exit 2
     except Exception as err:  # noqa: BLE001 - never let a rule bug stop the whole validation
         where = Hit(obj, (), f"internal error while checking this object ({type(err).__name__}: {err}); the "
                              "object is probably malformed elsewhere too — please report this")

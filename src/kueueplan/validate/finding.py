@@ -21,10 +21,14 @@ class Finding:
     line: int | None
     object: str
     message: str
+    column: int | None = None  # known for problems found while reading a file (YAML syntax)
 
     def sort_key(self) -> tuple[str, int, str, str, str]:
         return (self.file, self.line or 0, self.rule, self.object, self.message)
 
     def as_dict(self) -> dict[str, object]:
-        return {"rule": self.rule, "severity": self.severity, "file": self.file, "line": self.line,
-                "object": self.object, "message": self.message}
+        out: dict[str, object] = {"rule": self.rule, "severity": self.severity, "file": self.file,
+                                  "line": self.line, "object": self.object, "message": self.message}
+        if self.column is not None:
+            out["column"] = self.column
+        return out

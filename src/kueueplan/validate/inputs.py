@@ -15,7 +15,7 @@ from typing import Any
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.objects import list_items
-from kueueplan.kube.yamlio import Document, load_text, yaml_files
+from kueueplan.kube.yamlio import Document, YamlError, load_text, yaml_files
 from kueueplan.validate.finding import Finding
 from kueueplan.validate.model import Obj, make_obj
 
@@ -77,8 +77,16 @@ def _head(path: Path) -> str:
         return ""
 
 
+_KIND = re.compile(r"^kind:\s*['\"]?([A-Za-z]+)", re.M)
+
+
 def _is_spec_file(path: Path) -> bool:
-    return SPEC_API.search(_head(path)) is not None
+    """A file of spec documents; a file of Scenarios only (simulate's input) is not one."""
+    head = _head(path)
+    if SPEC_API.search(head) is None:
+        return False
+    kinds = _KIND.findall(head)
+    return not kinds or not all(kind in NON_SPEC_KINDS for kind in kinds)
 
 
 def _spec_roots(folder: Path, files: list[Path], spec_files: set[Path]) -> list[Path]:
@@ -129,19 +137,23 @@ def _add_file(inputs: Inputs, path: Path, universe: str = "", env: str | None = 
     inputs.files.append(str(path))
     try:
         docs = _load(path)
+    except yamlio.LimitError:
+        raise  # over a resource limit: unusable input (exit 2), not one finding among others
     except KueueplanError as err:
         inputs.findings.append(_load_finding(err, str(path)))
         return
     start = len(inputs.objects)
     _add_docs(inputs, docs, str(path))
     for obj in inputs.objects[start:]:
-        obj.universe, obj.env = universe, env
+        obj.universe, obj.env = obj.universe or universe, env  # a scenario's objects keep their own universe
 
 
 def _add_text(inputs: Inputs, text: str, name: str) -> None:
     inputs.files.append(name)
     try:
         docs = load_text(text, file=name)
+    except yamlio.LimitError:
+        raise
     except KueueplanError as err:
         inputs.findings.append(_load_finding(err, name))
         return
@@ -150,7 +162,7 @@ def _add_text(inputs: Inputs, text: str, name: str) -> None:
 
 def _load_finding(err: KueueplanError, file: str) -> Finding:
     hint = f" ({err.hint})" if err.hint else ""
-    return Finding("KP001", "error", err.file or file, err.line, "", f"{err.message}{hint}")
+    return Finding("KP001", "error", err.file or file, err.line, "", f"{err.message}{hint}", err.column)
 
 
 def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
@@ -165,7 +177,8 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
             continue
         if str(data["apiVersion"]).startswith("kueueplan.io/"):
             if data.get("kind") in NON_SPEC_KINDS:
-                continue  # e.g. a simulate scenario kept beside the manifests
+                _add_scenario(inputs, doc, file)  # a simulate scenario, read as `simulate` reads it
+                continue
             inputs.findings.append(Finding(
                 "KP002", "error", file, doc.line, f"{data.get('kind')}",
                 "a kueueplan spec document among manifests; pass its whole spec folder instead"))
@@ -187,6 +200,37 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
         inputs.objects.append(make_obj(data, doc, file))
 
 
+def _add_scenario(inputs: Inputs, doc: Document, file: str) -> None:
+    """A Scenario loads as `kueueplan simulate` loads it (durations, manifestFiles inside the repository, spec,
+    expectations): a problem is a KP119 finding at its line. Its manifests and workload templates are then
+    validated like any object, as one cluster of their own."""
+    from kueueplan.simulate.scenario import scenario_from_document
+
+    name = doc.data.get("metadata", {}).get("name") if isinstance(doc.data.get("metadata"), dict) else None
+    path = Path(file) if file != "<stdin>" else None
+    try:
+        try:
+            # Without its text the document answers line lookups at once: a large scenario that loads
+            # never pays for composing every position; only one with a problem is read again for its line.
+            scenario_from_document(yamlio.Document(data=doc.data, file=doc.file, index=doc.index, line=doc.line),
+                                   path)
+        except KueueplanError:
+            scenario_from_document(doc, path)
+    except KueueplanError as err:
+        hint = f" ({err.hint})" if err.hint else ""
+        inputs.findings.append(Finding("KP119", "error", err.file or file, err.line, f"Scenario/{name or '?'}",
+                                       f"{err.message}{hint}", err.column))
+        return
+    spec = doc.data["spec"]
+    embedded = [(("spec", "manifests", i), m) for i, m in enumerate(spec.get("manifests") or [])]
+    embedded += [(("spec", "workloads", i, "manifest"), w["manifest"]) for i, w in enumerate(spec.get("workloads") or [])]
+    for where, data in embedded:
+        if _shape_problem(data) is None:
+            obj = make_obj(data, doc, file)
+            obj.path_prefix, obj.universe = where, f"scenario:{file}:{doc.index}"
+            inputs.objects.append(obj)
+
+
 def _shape_problem(data: Any) -> str | None:
     if not isinstance(data, dict):
         return (f"a Kubernetes object must be a mapping, not a {type(data).__name__}; "
@@ -204,9 +248,14 @@ def _add_spec(inputs: Inputs, folder: Path) -> None:
 
     try:
         objects = compiled_objects(folder)
+    except yamlio.LimitError:
+        raise
+    except YamlError as err:  # a file of the folder is not YAML: the YAML rule, not the spec rule
+        inputs.findings.append(_load_finding(err, str(folder)))
+        return
     except KueueplanError as err:
         hint = f" ({err.hint})" if err.hint else ""
         inputs.findings.append(Finding("KP003", "error", err.file or str(folder), err.line, "",
-                                       f"{err.message}{hint}"))
+                                       f"{err.message}{hint}", err.column))
         return
     inputs.objects.extend(objects)

@@ -9,14 +9,14 @@ Several policy documents merge: maps merge key by key, later files win.
 from __future__ import annotations
 
 import fnmatch
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.yamlio import Document, load_file
+from kueueplan.validate.regex import RegexError, compile_regex
+from kueueplan.kube.yamlio import yaml_files, Document, load_file
 
 POLICY_API = "policy.kueueplan.io/v1alpha1"
 POLICY_KIND = "PlatformPolicy"
@@ -73,9 +73,9 @@ class PolicySpec(_Strict):
     def _regexes_compile(cls, value: dict[str, str]) -> dict[str, str]:
         for kind, pattern in value.items():
             try:
-                re.compile(pattern.replace("{team}", "team"))
-            except re.error as err:
-                raise ValueError(f"naming.{kind}: {pattern!r} is not a regular expression: {err}") from None
+                compile_regex(pattern.replace("{team}", "team"))
+            except RegexError as err:
+                raise ValueError(f"naming.{kind}: {err}") from None
         return value
 
 
@@ -137,7 +137,7 @@ def policy_documents(paths: list[str | Path]) -> list[Document]:
         path = Path(raw)
         if not path.exists():
             raise KueueplanError(f"policy path does not exist: {path}")
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
+        files = yaml_files(path) if path.is_dir() else [path]
         for f in files:
             docs.extend(load_file(f))
     return docs

@@ -13,9 +13,10 @@ strict field validation), and `x-kubernetes-validations` are handed to a CEL hoo
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable
 from typing import Any
+
+from kueueplan.validate.regex import RegexError, compile_regex
 
 Path = tuple[str | int, ...]
 # An issue: (path, kind, message); kind is "unknown-field", "schema", "duplicate" or "cel".
@@ -71,11 +72,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def go_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a Go RE2 pattern with Python's re (the subset CRDs use is compatible, incl. `(?i)`)."""
-    if pattern.startswith("^(?i)"):
-        pattern = "(?i)^" + pattern[5:]
-    return re.compile(pattern)
+def go_regex(pattern: str) -> Any:
+    """Compile a CRD `pattern` as the API server does: RE2 syntax, linear-time matching (validate/regex.py)."""
+    return compile_regex(pattern)
 
 
 class SchemaCompiler:
@@ -147,11 +146,17 @@ class SchemaCompiler:
                     o.append((p, "schema", f"unsupported value {_short(v)}: supported values: {shown}"))
             checks.append(enum)
         if "pattern" in schema:
-            regex, text = go_regex(schema["pattern"]), schema["pattern"]
-
-            def pattern(v: Any, p: Path, o: list[Issue]) -> None:
-                if isinstance(v, str) and not regex.search(v):
-                    o.append((p, "schema", f"{_short(v)} should match '{text}'"))
+            text = str(schema["pattern"])
+            try:
+                regex = go_regex(text)
+            except RegexError as err:
+                def pattern(v: Any, p: Path, o: list[Issue], problem: str = str(err)) -> None:
+                    if isinstance(v, str):
+                        o.append((p, "schema", f"the schema's pattern cannot be checked: {problem}"))
+            else:
+                def pattern(v: Any, p: Path, o: list[Issue]) -> None:
+                    if isinstance(v, str) and not regex.search(v):
+                        o.append((p, "schema", f"{_short(v)} should match '{text}'"))
             checks.append(pattern)
         lo, hi = schema.get("minLength"), schema.get("maxLength")
         if lo is not None or hi is not None:

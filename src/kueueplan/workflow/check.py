@@ -24,7 +24,8 @@ class EnvSimulation:
     env: str
     workloads: int = 0
     expectations: int = 0
-    failures: list[str] = field(default_factory=list)
+    failed: int = 0  # expectations that failed, never more than `expectations`
+    failures: list[str] = field(default_factory=list)  # one line per workload that broke one
 
 
 @dataclass
@@ -37,6 +38,7 @@ class CheckReport:
     findings: list[Any] = field(default_factory=list)  # kueueplan.validate.Finding
     fail_on: str = "error"
     simulations: list[EnvSimulation] = field(default_factory=list)
+    schema_skipped: str | None = None  # why OpenAPI schema and CEL checks were (partly) not applied
 
     def failing_findings(self) -> list[Any]:
         from kueueplan.validate.finding import severity_rank
@@ -50,7 +52,7 @@ class CheckReport:
             out.append(f"{len(self.drift)} file(s) in {self.gen_dir} differ from a fresh build")
         if self.failing_findings():
             out.append(f"{len(self.failing_findings())} validation finding(s) at or above {self.fail_on}")
-        failed = sum(len(s.failures) for s in self.simulations)
+        failed = sum(s.failed for s in self.simulations)
         if failed:
             out.append(f"{failed} expectation(s) failed")
         return out
@@ -60,6 +62,16 @@ class CheckReport:
         return 1 if self.problems else 0
 
 
+def schema_skipped(result: Any) -> str | None:
+    """Why validate applied no (or not every) OpenAPI schema and CEL rule, in words; None when it applied them."""
+    if not result.crds:
+        return ("OpenAPI schema and CEL checks skipped: no CRDs were loaded "
+                "(pass --crds, or `kueueplan schemas pull`)")
+    if result.without_crd:
+        return f"OpenAPI schema and CEL checks skipped for {', '.join(result.without_crd)}: no CRD for them"
+    return None
+
+
 def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
     """Files a fresh build would write differently, add, or prune (generated files only) under gen_dir."""
     from kueueplan.emit import has_marker
@@ -67,9 +79,11 @@ def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
     out = []
     for rel, text in sorted(rendered.items()):
         path = gen_dir / rel
-        if not path.is_file():
+        if _linked(gen_dir, rel):
+            out.append(Drift(rel, "symlink"))  # never read through: build refuses it too
+        elif not path.is_file():
             out.append(Drift(rel, "missing"))
-        elif path.read_text(encoding="utf-8") != text:
+        elif path.read_text(encoding="utf-8", errors="replace") != text:
             out.append(Drift(rel, "differs"))
     envs = {rel.split("/", 1)[0] for rel in rendered}
     if gen_dir.is_dir():
@@ -77,9 +91,21 @@ def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
             rel = path.relative_to(gen_dir).as_posix()
             top = rel.split("/", 1)[0]
             generated_env = top in envs or (gen_dir / top / "kustomization.yaml").is_file()
+            if rel not in rendered and _linked(gen_dir, rel):
+                continue
             if rel not in rendered and generated_env and has_marker(path.read_text(encoding="utf-8", errors="replace")):
                 out.append(Drift(rel, "stale"))
     return out
+
+
+def _linked(root: Path, rel: str) -> bool:
+    """Whether `root` or anything on the way to root/rel is a symlink."""
+    current = root
+    for part in ("", *rel.split("/")):
+        current = current / part if part else current
+        if current.is_symlink():
+            return True
+    return False
 
 
 def _gitops_flags(gen_dir: Path) -> tuple[bool, bool]:
@@ -107,7 +133,9 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
         report.gen_checked = False
     from kueueplan.validate import validate
 
-    report.findings = list(validate([str(spec_dir)], crds=crds, policies=policies).findings)
+    result = validate([str(spec_dir)], crds=crds, policies=policies)
+    report.findings = list(result.findings)
+    report.schema_skipped = schema_skipped(result)
     if simulate:
         from kueueplan.workflow.simulation import simulate_env
 
@@ -119,5 +147,6 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
                 sim.workloads = len(run.result.get("workloads", []))
                 sim.failures = list(run.failed_expectations)
                 sim.expectations = run.expectations
+                sim.failed = run.failed
             report.simulations.append(sim)
     return report

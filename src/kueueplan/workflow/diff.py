@@ -26,6 +26,9 @@ class SimRun:
     result: Mapping[str, Any]
     failed_expectations: list[str] = field(default_factory=list)
     expectations: int = 0  # how many were declared
+    failed: int = 0  # how many of them failed (failed_expectations has a line per workload that broke one)
+    failure_keys: list[str] = field(default_factory=list)  # failed_expectations without file:line (lines move)
+    failure_owners: list[int] = field(default_factory=list)  # which declared expectation each line breaks
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ class EnvDiff:
     quotas: list[QuotaChange] = field(default_factory=list)
     objects: list[ObjectChange] = field(default_factory=list)
     workloads: list[WorkloadDelta] = field(default_factory=list)
-    broken_expectations: list[str] = field(default_factory=list)
+    broken_expectations: list[str] = field(default_factory=list)  # one line per workload that breaks one
+    broken_count: int = 0  # how many declared expectations those lines break
     simulated: bool = False
     head_cluster: Cluster = field(default_factory=Cluster)
     status: str = "changed"  # changed, added (env only in head), removed (only in base)
@@ -117,8 +121,14 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> Dif
             if after is not None:
                 result.simulated = True
                 result.workloads = workload_deltas(before.result if before else None, after.result)
-                already = set(before.failed_expectations) if before else set()
-                result.broken_expectations = [f for f in after.failed_expectations if f not in already]
+                # compared without their file:line, so an edit that only moves lines breaks nothing
+                already = set(before.failure_keys or before.failed_expectations) if before else set()
+                keys = after.failure_keys or after.failed_expectations
+                owners = after.failure_owners or list(range(len(keys)))
+                broken = [(f, owner) for f, key, owner in zip(after.failed_expectations, keys, owners)
+                          if key not in already]
+                result.broken_expectations = [f for f, _ in broken]
+                result.broken_count = len({owner for _, owner in broken})
         envs.append(result)
     return DiffReport(str(base.path), str(head.path), envs)
 

@@ -13,6 +13,8 @@ copied as written (quantities keep their spelling) so the imported spec reads li
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -471,13 +473,54 @@ def dump(docs: list[dict[str, Any]]) -> str:
                          explicit_start=len(docs) > 1)
 
 
+IMPORT_MARKER = "# Written by `kueueplan import` (yours to edit; `import --force` may rewrite it)."
+_SAFE_PART = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")
+
+
+def _safe_target(out_dir: Path, rel: str) -> Path:
+    """OUT_DIR/rel, refused unless every part is a plain name (object names reach file names) and nothing on
+    the way is a symlink: an object named `../../../x` must not write outside OUT_DIR."""
+    parts = rel.split("/")
+    if any(not _SAFE_PART.match(p) or ".." in p for p in parts):
+        raise KueueplanError(f"refusing to write {rel!r}: an object or environment name is not a valid "
+                             "Kubernetes name", file=str(out_dir),
+                             hint="object names must be lower-case DNS names (no '/', '..' or spaces)")
+    current = out_dir
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            raise KueueplanError(f"refusing to write through the symlink {current}", file=str(current),
+                                 hint="kueueplan import never writes through a symlink")
+    return current
+
+
 def write_spec(result: ImportResult, out_dir: Path, force: bool = False) -> list[Path]:
+    """Write the spec files. --force overwrites only files an earlier `kueueplan import` wrote (they carry
+    IMPORT_MARKER); anything else in the way stops the import before a file is written."""
+    if out_dir.is_symlink():
+        raise KueueplanError(f"refusing to write into {out_dir}: it is a symlink", file=str(out_dir))
     if out_dir.exists() and any(out_dir.rglob("*.yaml")) and not force:
         raise KueueplanError(f"{out_dir} already holds YAML files", hint="choose an empty folder or pass --force")
+    targets = {rel: _safe_target(out_dir, rel) for rel in sorted(result.files)}
+    for path in targets.values():
+        if path.exists() and (not path.is_file() or not _imported(path)):
+            raise KueueplanError(f"{path} exists and was not written by `kueueplan import`; refusing to overwrite "
+                                 "it", file=str(path), hint="move it away or choose another output folder")
     written = []
-    for rel, docs in sorted(result.files.items()):
-        path = out_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump(docs), encoding="utf-8")
-        written.append(path)
+    try:
+        for rel, path in targets.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{IMPORT_MARKER}\n{dump(result.files[rel])}", encoding="utf-8")
+            written.append(path)
+    except OSError as err:
+        where = err.filename or out_dir
+        raise KueueplanError(f"cannot write {where}: {err.strerror or err}", file=str(where)) from None
     return written
+
+
+def _imported(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.readline().rstrip("\n") == IMPORT_MARKER
+    except OSError:
+        return False

@@ -6,6 +6,8 @@ from kueueplan.validate.rules import (  # noqa: F401
     crd,
     hygiene,
     jobs,
+    jobwebhook,
+    release,
     loading,
     policy,
     references,

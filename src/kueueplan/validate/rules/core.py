@@ -46,7 +46,7 @@ def _is_api_object(obj: Obj, ctx: Context) -> bool:
         return True
     if coreschema.is_builtin_group(obj.group):
         return coreschema.check_for(obj.group, obj.version, obj.kind) is not None
-    return ctx.crds is not None and ctx.crds.lookup(obj.group, obj.kind) is not None
+    return ctx.crds is not None and ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version) is not None
 
 
 @rule("KP101", "error", "2 core")

@@ -19,7 +19,7 @@ KNOWN_DEPRECATED = {("kueue.x-k8s.io", "v1beta1"): "v1beta2 (Kueue ≥ v0.15)",
 def crd_version(obj: Obj, ctx: Context) -> CrdVersion | None:
     if ctx.crds is None:
         return None
-    versions = ctx.crds.lookup(obj.group, obj.kind)
+    versions = ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version)
     return versions.get(obj.version) if versions else None
 
 
@@ -44,7 +44,8 @@ def _hits(obj: Obj, ctx: Context, kind: str) -> Iterator[Hit]:
 def crd_schema(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A custom resource breaks its CRD's OpenAPI v3 schema (type, enum, pattern, min/max, required).
 
-    Needs the CRDs (`--crds`). Fix the value named in the message; enums list the allowed values.
+    The CRD is the object's release's, from the built-in schema pack (or `--crds`). Fix the value named in the
+    message; enums list the allowed values.
 
     Fails:
 
@@ -210,7 +211,8 @@ def crd_cel(obj: Obj, ctx: Context) -> Iterator[Hit]:
 def no_schema(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """No schema is known for this kind (no CRD given for it, not a built-in kind): only generic checks ran.
 
-    Pass the CRD with `--crds` (or run `kueueplan schemas pull`) to check it fully.
+    Kueue and KubeRay kinds get their release's CRD from the built-in schema pack; for other kinds (JobSet,
+    Kubeflow jobs), or a release outside the pack, pass the CRD with `--crds` (or `kueueplan schemas pull`).
 
     Fails:
 
@@ -239,12 +241,13 @@ def no_schema(obj: Obj, ctx: Context) -> Iterator[Hit]:
             yield Hit(obj, ("kind",), f"no built-in schema for {obj.api_version} {obj.kind}; is the apiVersion "
                                       "right?", severity="warning")
         return
-    if ctx.crds is None or ctx.crds.lookup(obj.group, obj.kind) is None:
+    if ctx.crds is None or ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version) is None:
         if ("KP205", obj.group, obj.kind) in ctx.once:
             return  # once per kind is enough
         ctx.once.add(("KP205", obj.group, obj.kind))
+        why = getattr(ctx.crds, "skipped", {}).get(f"{obj.kind}.{obj.group}")
         yield Hit(obj, ("apiVersion",), f"no CRD loaded for {obj.kind}.{obj.group}: its schema and CEL rules "
-                                        "were not checked; pass it with --crds")
+                                        f"were not checked; {why or 'pass it with --crds'}")
 
 
 @rule("KP206", "error", "3 crd")
@@ -277,7 +280,7 @@ def version_not_served(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """
     if ctx.crds is None:
         return
-    versions = ctx.crds.lookup(obj.group, obj.kind)
+    versions = ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version)
     if not versions:
         return
     crd = versions.get(obj.version)
@@ -314,12 +317,14 @@ def deprecated_version(obj: Obj, ctx: Context) -> Iterator[Hit]:
     crd = crd_version(obj, ctx)
     if crd is not None:
         if crd.deprecated:
-            storage = next((v for v, c in ctx.crds.lookup(obj.group, obj.kind).items() if c.storage), None)
+            versions = ctx.crds.lookup(obj.group, obj.kind, obj.kueue_version)
+            storage = next((v for v, c in versions.items() if c.storage), None)
             text = f"{obj.api_version} {obj.kind} is deprecated"
             if crd.deprecation_warning:
                 text += f" ({crd.deprecation_warning.rstrip('.')})"
             yield Hit(obj, ("apiVersion",), f"{text}; use {obj.group}/{storage}" if storage else text)
         return
     replacement = KNOWN_DEPRECATED.get((obj.group, obj.version))
-    if replacement:
+    finder = getattr(ctx.crds, "release_without", None)
+    if replacement and not (finder and finder(obj.group, obj.kind, obj.kueue_version)):  # else KP318 says it
         yield Hit(obj, ("apiVersion",), f"{obj.api_version} is deprecated; use {replacement}")

@@ -421,8 +421,10 @@ def job_partial_admission(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if not text.isdigit():
         yield Hit(obj, path, f"job-min-parallelism must be an integer, is {text!r}")
     elif isinstance(parallelism, int) and not 0 < int(text) < parallelism:
-        yield Hit(obj, path, f"job-min-parallelism {text} must be between 1 and parallelism-1 "
-                             f"({parallelism - 1})")
+        completions = obj.spec.get("completions")
+        pods = min(parallelism, completions) if isinstance(completions, int) else parallelism  # KP317: the rest
+        yield Hit(obj, path, f"job-min-parallelism {text} must be between 1 and {pods - 1} (the Job's pods: "
+                             "parallelism, or completions when smaller, minus one)")
 
 
 @rule("KP416", "error", "5 never works", kinds=("Pod",))

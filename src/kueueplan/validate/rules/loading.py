@@ -87,3 +87,38 @@ def spec_error(ctx: Context) -> Iterator[Hit]:
     ```
     """
     return iter(())
+
+
+@rule("KP119", "error", "1 spec", scope="global")
+def scenario_error(ctx: Context) -> Iterator[Hit]:
+    """A Scenario does not load as `kueueplan simulate` would load it: a bad duration, a manifestFiles path
+    leaving the repository, no spec, an unknown field or expectation.
+
+    The loader reports it at the Scenario's line; a Scenario that loads has its manifests and workload
+    templates checked by every other rule, as one cluster of their own.
+
+    Fails:
+
+    ```yaml
+    apiVersion: kueueplan.io/v1alpha1
+    kind: Scenario
+    metadata:
+      name: nightly
+    spec:
+      until: soon
+      workloads: []
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: kueueplan.io/v1alpha1
+    kind: Scenario
+    metadata:
+      name: nightly
+    spec:
+      until: 2h
+      workloads: []
+    ```
+    """
+    return iter(())

@@ -5,12 +5,12 @@ Every rule here runs only when a PlatformPolicy is given, and only checks what t
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from kueueplan.validate.regex import compile_regex, escape as regex_escape
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.registry import Hit, rule
@@ -553,7 +553,9 @@ def flavor_access(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """GPU access: a team's ClusterQueue holds quota in a flavor the team may not use.
 
     A flavor in `restrictedFlavors` is usable only by teams that list it in `teams.<team>.flavors`; a team
-    with a `flavors` list may use only those.
+    with a `flavors` list may use only those. The default is deny: a ClusterQueue of a team the policy does
+    not list (or of no team at all) gets no restricted flavor; list the team under `teams` with its
+    `clusterQueues` and `flavors`. Only the platform's `sharedQueues` are exempt.
 
     Fails:
 
@@ -615,10 +617,18 @@ def flavor_access(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if policy is None or not obj.is_kueue():
         return
     team = policy.team_of_queue(obj.name, obj.labels)
-    if team is None:
+    tp = policy.spec.teams.get(team) if team is not None else None
+    if tp is None:
+        # Default deny: a queue of a team the policy does not list gets no restricted flavor.
+        if policy.is_shared(obj.name):
+            return
+        for flavor, path in kueue.flavor_names(obj):
+            if flavor in policy.spec.restrictedFlavors:
+                who = f"its team {team!r} is not listed" if team else "it belongs to no team listed"
+                yield Hit(obj, path, f"flavor {flavor!r} is restricted and {who} in the policy; list the team: "
+                                     f"teams.{team or '<team>'}: {{clusterQueues: [{obj.name}], flavors: [{flavor}]}}")
         return
-    tp = policy.spec.teams.get(team)
-    allowed = set(tp.flavors) if tp is not None and tp.flavors is not None else None
+    allowed = set(tp.flavors) if tp.flavors is not None else None
     for flavor, path in kueue.flavor_names(obj):
         if allowed is not None and flavor not in allowed:
             yield Hit(obj, path, f"team {team} may not use flavor {flavor!r} (allowed: {', '.join(sorted(allowed))})")
@@ -769,7 +779,7 @@ def naming_convention(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if "{team}" in pattern:
         if team is None:
             return
-        pattern = pattern.replace("{team}", re.escape(team))
-    if not re.search(pattern, obj.name):
+        pattern = pattern.replace("{team}", regex_escape(team))
+    if not compile_regex(pattern).search(obj.name):
         yield Hit(obj, ("metadata", "name"), f"{obj.kind} name {obj.name!r} does not match the naming convention "
                                              f"{policy.spec.naming[obj.kind]!r}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kueueplan.kube.quantity import parse_quantity
+from kueueplan.kube.quantity import parse_quantity, quantity_hint
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.kube.names import label_value_errors, qualified_name_errors
@@ -318,7 +318,7 @@ def quota_values(obj: Obj, ctx: Context) -> Iterator[Hit]:
             value = _quantity(q.data[key])
             if value is None:
                 yield Hit(obj, q.path + (key,), f"{key} {q.data[key]!r} of {q.flavor}/{q.resource} is not a "
-                                                "quantity (e.g. 4, 500m, 16Gi)")
+                                                f"quantity: {quantity_hint(str(q.data[key]))}")
             elif value < 0:
                 yield Hit(obj, q.path + (key,), f"{key} of {q.flavor}/{q.resource} must be non-negative, is "
                                                 f"{q.data[key]}")
