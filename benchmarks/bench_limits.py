@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 def perf_scenario_text() -> str:
     from bench_simulate import SIZES, scenario
 
-    return yaml.safe_dump(scenario(*SIZES["large"]), sort_keys=False)
+    return yaml.dump(scenario(*SIZES["large"]), Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
 
 
 def flat_list(megabytes: float) -> str:

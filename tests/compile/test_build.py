@@ -99,13 +99,13 @@ def test_workloads_point_at_their_teams_local_queue_and_priority() -> None:
 
 
 def test_sync_waves_follow_the_apply_order() -> None:
-    order = ["Namespace", "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck", "ProvisioningRequestConfig",
+    order = ["ConfigMap", "Namespace", "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck", "ProvisioningRequestConfig",
              "Cohort", "ClusterQueue", "LocalQueue", "RayJob", "RayCluster"]
     manifests = compile_platform(DEMO, ["prod"])["prod"]
     wave = {m["kind"]: int(m["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) for m in manifests}
     assert set(wave) == set(order)
     assert wave["Cohort"] < wave["ClusterQueue"] < wave["LocalQueue"] < wave["RayJob"] == wave["RayCluster"]
-    assert max(wave[k] for k in order[:6]) < wave["ClusterQueue"]
+    assert max(wave[k] for k in order[:7]) < wave["ClusterQueue"]  # Kueue's ConfigMap and the building blocks
     kinds = [m["kind"] for m in manifests]
     assert kinds == sorted(kinds, key=order.index), "objects must be emitted in apply order"
 
@@ -161,8 +161,9 @@ def test_scenario_for_declares_load_and_expectations() -> None:
     kinds = {m["kind"] for m in spec["manifests"]}
     assert "ClusterQueue" in kinds and not kinds & {"RayJob", "RayCluster"}
     arrivals = {w["manifest"]["metadata"]["name"]: w for w in spec["workloads"]}
-    assert set(arrivals) == {"llm-finetune", "notebook", "feature-etl", "sandbox", "adhoc-features"}
+    assert set(arrivals) == {"llm-finetune", "notebook", "feature-etl", "sandbox", "h100-eval", "adhoc-features"}
     assert arrivals["feature-etl"]["count"] == 2
+    assert arrivals["h100-eval"]["podsReadyAfter"] == "never"  # h100-eval: prod only
     # a stochastic load entry passes through to kueueplan.planning, which draws it per run
     assert arrivals["adhoc-features"]["arrivals"] == {"poisson": "4/h"}
     assert arrivals["adhoc-features"]["runFor"] == {"median": "15m", "p95": "40m"}

@@ -34,3 +34,17 @@ def test_cohort_borrow_reproduces_the_tutorial() -> None:
     assert states == {"team-b/raycluster-dev": ("Pending", 1), "team-a/raycluster-prod": ("Admitted", 0)}
     preempted = [e for e in report["events"] if e["type"] == "Preempted"]
     assert [(e["workload"], e["by"]) for e in preempted] == [("team-b/raycluster-dev", "team-a/raycluster-prod")]
+
+
+def test_demo_prod_waits_for_pods_ready_evicts_and_requeues() -> None:
+    """prod's Configuration sets waitForPodsReady (timeout 10m, backoff from 60s): the H100 job whose pods never
+    start is evicted 10 minutes after its admission and requeued after the backoff, and the notebook waiting for
+    an H100 gets it (Kueue v0.19.2 pkg/controller/core/workload_controller.go, pkg/workload/requeue)."""
+    spec = REPO / "environments"
+    report = json.loads(CliRunner().invoke(main, ["simulate", str(spec), "--env", "prod", "-o", "json"]).stdout)
+    assert "waitForPodsReady timeout 600s" in report["configuration"]["simulated"]
+    eval_events = [(e["at"], e["type"], e.get("reason")) for e in report["events"]
+                   if e["workload"] == "team-a/h100-eval" and e["type"] in ("Admitted", "Evicted", "Requeued")]
+    assert eval_events == [(120, "Admitted", None), (720, "Evicted", "PodsReadyTimeout"), (780, "Requeued", None)]
+    notebook = next(w for w in report["workloads"] if w["name"] == "team-a/notebook")
+    assert (notebook["admittedAt"], notebook["assignment"]["gpu"]["nvidia.com/gpu"]) == (840, "gpu-h100")

@@ -47,6 +47,29 @@ def _rayjob_priority(shared: Path, env: str) -> list[dict[str, Any]]:
     return resources + jobs
 
 
+_COHORT_FILES = ("default-flavor.yaml", "gpu-flavor.yaml", "shared-cq.yaml", "team-a-cq.yaml", "team-b-cq.yaml",
+                 "team-a-local-queue.yaml", "team-b-local-queue.yaml", "team-a-ns.yaml", "team-b-ns.yaml",
+                 "workloadpriority.yml", "team-a-ray-cluster-prod.yaml", "team-b-ray-cluster-dev.yaml")
+
+
+def _cohort_borrow_text(shared: Path) -> list[dict[str, Any]]:
+    """Tutorial 004 as its text says (10 shared CPU; no GPU for team B, whose dev cluster is 6 CPU / 16 GB / 0 GPU):
+    its YAML with exactly those three changes."""
+    docs = _files(shared, *[f"seeds/kueue-preemption/{n}" for n in _COHORT_FILES])
+    by_name = {d["metadata"]["name"]: d for d in docs}
+    shared_cq = by_name["shared-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    next(r for r in shared_cq if r["name"] == "cpu")["nominalQuota"] = 10
+    team_b = by_name["team-b-cq"]["spec"]
+    team_b["resourceGroups"] = [g for g in team_b["resourceGroups"] if "nvidia.com/gpu" not in g["coveredResources"]]
+    dev = next(d for d in docs if d["kind"] == "RayCluster" and d["metadata"]["namespace"] == "team-b")
+    for group in dev["spec"]["workerGroupSpecs"]:
+        group["rayStartParams"]["num-gpus"] = "0"
+        for container in group["template"]["spec"]["containers"]:
+            for part in ("limits", "requests"):
+                container["resources"][part].pop("nvidia.com/gpu")
+    return docs
+
+
 def _gang_rayjob(shared: Path) -> list[dict[str, Any]]:
     """Tutorial 002's RayJob: KubeRay's sample with the label it prescribes (the tutorial's text lost its
     indentation, so its Kueue objects are checked line by line in test_gang_rayjob_kueue_lines)."""
@@ -81,6 +104,7 @@ UPSTREAM = {
     ("skypilot", "no-preemption"): lambda s: _files(
         s, "seeds/skypilot/single-clusterqueue-setup.no-preemption.c45a1354.yaml",
         "seeds/skypilot/priority-classes.yaml", "seeds/skypilot/kueue-pod.yaml"),
+    ("cohort-borrow", "tutorial-text"): lambda s: _cohort_borrow_text(s),
     ("cohort-borrow", "demo"): lambda s: _files(s, *[
         f"seeds/kueue-preemption/{n}" for n in (
             "default-flavor.yaml", "gpu-flavor.yaml", "shared-cq.yaml", "team-a-cq.yaml", "team-b-cq.yaml",
@@ -108,9 +132,30 @@ def test_every_example_environment_is_compared_with_upstream() -> None:
 def test_example_matches_tutorial_yaml(shared_dir: Path, example: str, env: str) -> None:
     upstream = UPSTREAM[(example, env)](shared_dir)
     assert upstream, "no upstream objects found"
-    generated = [d for d in load_yaml_docs_all(REPO / "examples" / example / "gen" / env)]
+    # Kueue's ConfigMap is not among the tutorials' files: test_skypilot_configuration_is_the_tutorials.
+    generated = [d for d in load_yaml_docs_all(REPO / "examples" / example / "gen" / env) if d["kind"] != "ConfigMap"]
     # rayjob-gke's Kueue objects are checked line by line (test_gang_rayjob_kueue_lines).
     assert match_upstream(upstream, generated, allow_extra=(example, env) == ("gang-provisioning", "rayjob-gke")) == []
+
+
+@pytest.mark.parametrize("env", ["preemption", "no-preemption"])
+def test_skypilot_configuration_is_the_tutorials(shared_dir: Path, env: str) -> None:
+    """Tutorial 003's first step enables the pod integration in controller_manager_config.yaml: every field of
+    the tutorial's file is in the rendered kueue-manager-config (which adds what Kueue v0.9 ships besides)."""
+    text = next((shared_dir / "seeds").glob("003_*.txt")).read_text(encoding="utf-8")
+    block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    tutorial = yaml.safe_load(yaml.safe_load(block)["data"]["controller_manager_config.yaml"])
+    (cm,) = [d for d in load_yaml_docs_all(REPO / "examples/skypilot/gen" / env) if d["kind"] == "ConfigMap"]
+    rendered = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
+    assert (cm["metadata"]["name"], cm["metadata"]["namespace"]) == ("kueue-manager-config", "kueue-system")
+    assert tutorial["integrations"]["frameworks"] == ["batch/job", "pod"]
+    assert _subset(tutorial, rendered), (tutorial, rendered)
+
+
+def _subset(small: Any, big: Any) -> bool:
+    if isinstance(small, dict):
+        return isinstance(big, dict) and all(k in big and _subset(v, big[k]) for k, v in small.items())
+    return small == big
 
 
 def _leaves(obj: Any, key: str | None = None) -> list[tuple[str | None, Any]]:

@@ -38,7 +38,8 @@ def test_kustomization_lists_the_files_in_apply_order(tmp_path: Path) -> None:
     prod = tmp_path / "gen" / "prod"
     kustomization = yaml.safe_load((prod / "kustomization.yaml").read_text())
     resources = kustomization["resources"]
-    assert resources[:2] == ["namespaces.yaml", "resourceflavors.yaml"]
+    # prod declares Kueue's Configuration: its ConfigMap comes first, with the cluster-scoped building blocks
+    assert resources[:3] == ["kueue-manager-config.yaml", "namespaces.yaml", "resourceflavors.yaml"]
     assert resources.index("clusterqueues.yaml") < resources.index("localqueues.yaml") < resources.index("rayjobs.yaml")
     listed = set(resources) | {"kustomization.yaml", "argocd-application.yaml", "argocd-cm-health.yaml"}
     # objects with generateName (`kubectl create`, never synced) stand beside the kustomization, unlisted

@@ -265,3 +265,55 @@ def test_import_force_overwrites_only_what_import_wrote(tmp_path: Path) -> None:
     team.symlink_to(elsewhere)
     result = runner.invoke(main, ["import", str(manifests.parent), "-o", str(out), "--force"])
     assert result.exit_code == 2 and "symlink" in result.output and elsewhere.read_text() == "precious\n"
+
+
+# --------------------------------------------------------------------------- reading inputs
+
+
+@pytest.mark.parametrize("command", [["build", "environments", "-o", "gen"], ["validate", "environments"],
+                                     ["check", "environments", "--no-drift"]])
+def test_inputs_never_follow_a_symlink_out_of_the_repository(tmp_path: Path, command: list[str]) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()  # the repository's root
+    secret = tmp_path / "runner-secret.yaml"
+    secret.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: leaked-secret-value}\n")
+    (repo / "environments" / "leak.yaml").symlink_to(secret)
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        result = CliRunner().invoke(main, command)
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 2 and "leak.yaml" in result.output and "outside" in result.output, result.output
+    assert "leaked-secret-value" not in result.output
+
+
+def test_a_symlink_inside_the_repository_is_read(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    shared = repo / "shared"
+    shared.mkdir()
+    (repo / "environments" / "priorities.yaml").rename(shared / "priorities.yaml")
+    (repo / "environments" / "priorities.yaml").symlink_to(shared / "priorities.yaml")
+    assert _build(repo)[0] == 0
+
+
+def test_policies_and_crds_folders_never_follow_a_symlink_out(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "policies").mkdir()
+    outside = tmp_path / "p.yaml"
+    outside.write_text("apiVersion: policy.kueueplan.io/v1alpha1\nkind: PlatformPolicy\nmetadata: {name: p}\n"
+                       "spec: {}\n")
+    (repo / "policies" / "p.yaml").symlink_to(outside)
+    (repo / "crds").mkdir()
+    (repo / "crds" / "c.yaml").symlink_to(outside)
+    (repo / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
+    for args in (["--policies", "policies"], ["--crds", "crds"]):
+        cwd = os.getcwd()
+        os.chdir(repo)
+        try:
+            result = CliRunner().invoke(main, ["validate", "ns.yaml", *args])
+        finally:
+            os.chdir(cwd)
+        assert result.exit_code == 2 and "outside" in result.output, (args, result.output)

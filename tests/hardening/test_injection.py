@@ -41,7 +41,7 @@ def assert_inert_markdown(md: str, benign_md: str | None = None) -> None:
     else:
         assert set(_tags(html)) <= {"<p", "</p", "<code", "</code", "<table", "</table", "<thead", "</thead", "<tbody",
                                     "</tbody", "<tr", "</tr", "<th", "</th", "<td", "</td"}, _tags(html)
-    text = re.sub(r"<code>.*?</code>", "", html, flags=re.S)  # GitHub links and mentions nothing in code
+    text = re.sub(r"<code[^>]*>.*?</code>", "", html, flags=re.S)  # GitHub links and mentions nothing in code
     assert not re.search(r"@(alice|org)", text), "a mention survived"
     assert "https://" not in text and "www.evil" not in text, "an autolink survived"
     for line in md.splitlines():
@@ -107,3 +107,24 @@ def test_log_output_is_fenced_with_a_random_stop_token() -> None:
     token = a.splitlines()[0].removeprefix("::stop-commands::")
     assert len(token) == 32 and a.splitlines()[-1] == f"::{token}::" and a != b
     assert gh_data("a%b\r\n::error::c") == "a%25b%0D%0A::error::c"
+
+
+def _simulate_markdown(tmp_path: Path, name: str) -> str:
+    import yaml
+
+    case = yaml.safe_load((Path(__file__).parents[1] / "simulate" / "scenarios" / "cohort-object-quota.yaml")
+                          .read_text())
+    scenario = case["scenario"]
+    scenario["metadata"]["name"] = name  # free text in the contract, echoed in the report
+    path = tmp_path / f"{len(name)}.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    out = CliRunner().invoke(main, ["simulate", str(path), "-o", "markdown"])
+    assert out.exit_code in (0, 1), out.output
+    return out.output
+
+
+def test_simulate_markdown_with_a_hostile_scenario_name_is_inert(tmp_path: Path) -> None:
+    md = _simulate_markdown(tmp_path, HOSTILE)
+    assert_inert_markdown(md, _simulate_markdown(tmp_path, BENIGN))
+    gantt = md.split("```mermaid", 1)[1].split("```", 1)[0]
+    assert "\n    title " in gantt and all(":" not in line for line in gantt.splitlines() if "title" in line)

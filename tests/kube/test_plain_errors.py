@@ -82,3 +82,16 @@ def test_8_gpus_in_a_spec_and_in_a_manifest_get_the_hint(tmp_path: Path) -> None
     result = CliRunner().invoke(main, ["validate", str(cq), "--no-policies", "-o", "json"])
     kp305 = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "KP305"]
     assert kp305 and "write 8" in kp305[0]["message"] and kp305[0]["line"] == 13
+
+
+def test_a_pod_request_of_8_gpus_is_refused_with_the_hint(tmp_path: Path) -> None:
+    """The bundled core schema accepts any string as a Quantity; the API server parses it and refuses."""
+    job = tmp_path / "job.yaml"
+    job.write_text("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: default\nspec:\n"
+                   "  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n"
+                   "        image: x\n        resources:\n          requests:\n            nvidia.com/gpu: 8 GPUs\n"
+                   "            cpu: 500m\n            memory: 1Gi\n")
+    result = CliRunner().invoke(main, ["validate", str(job), "--no-policies", "-o", "json"])
+    errors = [f for f in json.loads(result.stdout)["findings"] if f["severity"] == "error"]
+    assert [(f["rule"], f["line"]) for f in errors] == [("KP101", 15)], errors
+    assert "'8 GPUs' is not a quantity: write 8" in errors[0]["message"]

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from kueueplan.compile import scenario_for
 from kueueplan.simulate.engine import simulate
 from kueueplan.simulate.result import check_expectations, result_json
-from kueueplan.simulate.scenario import load_scenario
+from kueueplan.simulate.scenario import load_scenario, scenario_from_dict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -26,17 +27,21 @@ def events(out: dict, type_: str, workload: str | None = None) -> list[dict]:
 def test_rayjob_priority_v06() -> None:
     out, wl, failed = run("rayjob-priority/scenario.yaml")
     assert failed == []
-    dev = [f"default/dev-pytorch-text-classifier-{i}" for i in (1, 2, 3)]
-    prod = "default/prod-pytorch-text-classifier-4"
+    single = "default/dev-pytorch-text-classifier-r6d4p"
+    dev = [f"default/dev-pytorch-text-classifier-{i}" for i in (2, 3, 4)]  # generateName counts every arrival
+    prod = "default/prod-pytorch-text-classifier-5"
+    # the first step: a single RayJob runs to completion (then the tutorial deletes it)
+    assert events(out, "Admitted", single)[0]["at"] == 0
+    assert wl[single]["state"] == "Finished" and wl[single]["finishedAt"] == 180
     # three dev RayJobs on a 1-GPU queue: one runs, two wait
-    before_prod = [e for e in out["events"] if e["at"] < 300]
+    before_prod = [e for e in out["events"] if 300 <= e["at"] < 600]
     assert [e["workload"] for e in before_prod if e["type"] == "Admitted"] == [dev[0]]
     # the prod RayJob preempts the running dev job
     (pre,) = events(out, "Preempted")
-    assert (pre["at"], pre["workload"], pre["by"], pre["reason"]) == (300, dev[0], prod, "InClusterQueue")
-    assert events(out, "Admitted", prod)[0]["at"] == 300
+    assert (pre["at"], pre["workload"], pre["by"], pre["reason"]) == (600, dev[0], prod, "InClusterQueue")
+    assert events(out, "Admitted", prod)[0]["at"] == 600
     # raising the quota admits every queued RayJob
-    assert sorted(e["workload"] for e in events(out, "Admitted") if e["at"] == 600) == dev
+    assert sorted(e["workload"] for e in events(out, "Admitted") if e["at"] == 900) == dev
     assert all(w["state"] == "Finished" for w in wl.values())
 
 
@@ -58,6 +63,12 @@ def test_oke_lab_v08() -> None:
     assert wl["default/prod-pytorch-text-classifier-4"]["state"] == "Admitted"
     (pre,) = events(out, "Preempted")
     assert pre["workload"] == "default/dev-pytorch-text-classifier-2"
+    # the lab's timing: the first job ~25 min (16 min of image pull before its pods are ready), later ones 9 min
+    first, second = "default/dev-pytorch-text-classifier-1", "default/dev-pytorch-text-classifier-2"
+    assert [e["at"] for e in events(out, "PodsReady", first)] == [960]
+    assert wl[first]["finishedAt"] == 1500
+    assert events(out, "Admitted", second)[0]["at"] == 1500 and events(out, "PodsReady", second)[0]["at"] == 1500
+    assert (pre["at"], pre["by"]) == (1800, "default/prod-pytorch-text-classifier-4")
 
 
 def test_oke_lab_current_kueue() -> None:
@@ -70,11 +81,14 @@ def test_gang_scheduling_waits_for_provisioning() -> None:
     out, wl, failed = run("gang-provisioning/scenario.yaml")
     assert failed == []
     first, second = "default/pytorch-text-classifier-1", "default/pytorch-text-classifier-2"
-    assert events(out, "QuotaReserved", first)[0]["at"] == 0
-    assert events(out, "Admitted", first)[0]["at"] == 300  # provisioned after the 5 min delay
-    # capacity 1 GPU: the second one's request is provisioned only after the first finished (at 25 min)
-    assert events(out, "QuotaReserved", second)[0]["at"] == 0
-    assert events(out, "Admitted", second)[0]["at"] == 1500 + 300
+    # suspended with quota reserved at once, admitted once provisioned (the tutorial's ~1 min); the node pool
+    # holds up to 10 one-GPU nodes, so both are provisioned side by side
+    for wl_name in (first, second):
+        assert events(out, "QuotaReserved", wl_name)[0]["at"] == 0
+        assert events(out, "Admitted", wl_name)[0]["at"] == 60
+        # the check's progress: Pending at the quota reservation, Ready when provisioned
+        states = [(e["at"], e["state"]) for e in events(out, "AdmissionCheckState", wl_name)]
+        assert states == [(0, "Pending"), (60, "Ready")]
     # no managed resource requested: no ProvisioningRequest, admitted at once
     assert events(out, "Admitted", "default/cpu-only")[0]["at"] == 60
 
@@ -88,6 +102,12 @@ def test_skypilot_pods_with_priorities() -> None:
     assert wl["default/job1-2ea4-head"]["state"] == "Finished"
     assert wl["default/job1-2ea4-head"]["finishedAt"] == 120
     assert len(events(out, "Admitted", "default/job1-2ea4-head")) == 1
+    # the pod integration is on because of the tutorial's Configuration (gen/preemption/kueue-manager-config.yaml)
+    assert "ConfigMap kueue-manager-config" in out["configuration"]["source"]
+    assert "frameworks batch/job, pod" in out["configuration"]["simulated"]
+    # SkyPilot's job controller resubmits the preempted job: a new pod at the back of the queue, run after job2
+    resubmitted = wl["default/job1-2ea4-head-r1"]
+    assert (resubmitted["createdAt"], resubmitted["admittedAt"], resubmitted["state"]) == (150, 720, "Finished")
 
 
 def test_skypilot_without_priorities_waits() -> None:
@@ -107,6 +127,26 @@ def test_cohort_borrow_prod_suspends_dev() -> None:
     # RayClusters never finish by themselves: dev runs again once prod is deleted
     assert events(out, "Admitted", "team-b/raycluster-dev")[-1]["at"] == 3600
     assert wl["team-b/raycluster-dev"]["state"] == "Admitted"
+
+
+def run_env(example: str, env: str) -> tuple[dict, dict, list]:
+    sim = simulate(scenario_from_dict(scenario_for(EXAMPLES / example / "environments", env)))
+    out = result_json(sim)
+    return out, {w["name"]: w for w in out["workloads"]}, check_expectations(sim)
+
+
+@pytest.mark.parametrize("env", ["demo", "tutorial-text"])
+def test_cohort_borrow_text_and_yaml_both_preempt(env: str) -> None:
+    # The tutorial's YAML (demo: team B borrows 4 GPUs, 20 shared CPU) and its text (tutorial-text: no GPU for
+    # team B, 10 shared CPU, a CPU-only dev cluster) disagree; in both, prod preempts dev at 3m.
+    out, wl, failed = run_env("cohort-borrow", env)
+    assert failed == []
+    (pre,) = events(out, "Preempted")
+    assert (pre["at"], pre["workload"], pre["by"]) == (180, "team-b/raycluster-dev", "team-a/raycluster-prod")
+    dev = wl["team-b/raycluster-dev"]["assignment"]
+    gpus = {group: res.get("nvidia.com/gpu") for group, res in dev.items()}
+    assert gpus == ({"head": None, "small-group-test": "gpu-flavor"} if env == "demo"
+                    else {"head": None, "small-group-test": None})
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*/scenario*.yaml")), ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -218,3 +218,17 @@ def test_wheels_ship_the_pack(repo_dir: Path) -> None:
     data = tomllib.loads((repo_dir / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     rel = schemapack.PACK_PATH.relative_to(repo_dir / "src" / "kueueplan").as_posix()
     assert any(fnmatch.fnmatchcase(rel, pattern) for pattern in data["kueueplan"]), data
+
+
+def test_every_packed_crd_fits_the_cel_cost_budget() -> None:
+    """validate refuses CRDs whose CEL rules exceed the cost budget (exit 2): no shipped release may."""
+    from kueueplan.validate.celcost import check_schema
+
+    checked = 0
+    for project in schemapack.PROJECTS:
+        for release in schemapack.releases(project):
+            for name, doc in schemapack.crd_documents(project, release).items():
+                for version in doc["spec"]["versions"]:
+                    check_schema(version["schema"]["openAPIV3Schema"], f"{name}@{release} ")
+                    checked += 1
+    assert checked > 250

@@ -323,7 +323,7 @@ def test_build_hook_changes_nothing_when_in_sync_and_rewrites_gen_after_a_spec_e
 def test_validate_hook_flags_a_broken_spec(repo_dir: Path, demo_repo: Path) -> None:
     hook = _hooks(repo_dir)["kueueplan-validate"]
     pytest.importorskip("kueueplan.validate.specinput", reason="kueueplan validate cannot read spec folders yet")
-    assert re.search(hook["files"], "environments/teams.yaml") and not re.search(hook["files"], "gen/a.yaml")
+    assert re.search(hook["files"], "environments/teams.yaml")
     teams = demo_repo / "environments" / "teams.yaml"
     teams.write_text(teams.read_text().replace("flavor: gpu-a100", "flavor: gpu-a10O", 1))
     done = _run_hook(hook, demo_repo)
@@ -420,3 +420,25 @@ def test_a_marked_comment_by_somebody_else_is_left_alone(repo_dir: Path, demo_re
     assert fake.comments[1]["body"] == "<!-- kueueplan-diff --> ha"
     [ours] = [c for c in fake.comments if c["id"] != 50 and "kueueplan-diff" in c["body"]]
     assert ours["user"]["login"] == "github-actions[bot]"
+
+
+@pytest.mark.parametrize("hook_id", ["kueueplan-build", "kueueplan-validate", "kueueplan-check"])
+def test_hooks_watch_every_folder_a_platform_keeps_yaml_in(repo_dir: Path, hook_id: str) -> None:
+    """Not only environments/ and gen/: a spec in platform/ (set through args), the policies, the CRDs."""
+    hook = _hooks(repo_dir)[hook_id]
+    for path in ("environments/teams.yaml", "gen/prod/clusterqueues.yaml", "policies/platform.yaml",
+                 "platform/teams.yml", "crds/kueue/clusterqueues.yaml"):
+        assert re.search(hook["files"], path), (hook_id, path)
+    assert not re.search(hook["files"], "README.md") and not re.search(hook["files"], "src/app.py")
+
+
+def test_validate_hook_applies_the_policies_folder(repo_dir: Path, demo_repo: Path) -> None:
+    hook = _hooks(repo_dir)["kueueplan-validate"]
+    shutil.copytree(repo_dir / "policies", demo_repo / "policies")
+    assert _run_hook(hook, demo_repo).returncode == 0
+    policy = demo_repo / "policies" / "platform.yaml"
+    assert re.search(hook["files"], "policies/platform.yaml")  # an edit here runs the hook
+    policy.write_text(policy.read_text().replace("sharedQueues: [shared]", "sharedQueues: [shared, shared]"))
+    policy.write_text(policy.read_text() + "  teamLabel: again\n")  # a broken policy edit
+    done = _run_hook(hook, demo_repo)
+    assert done.returncode == 2 and "policies/platform.yaml" in done.stderr, done.stdout + done.stderr

@@ -194,3 +194,20 @@ def test_fields_the_object_model_does_not_read_still_count() -> None:
     assert index([cq])[key] != index([changed])[key]
     from kueueplan.workflow.manifests import changed_paths
     assert changed_paths(index([cq])[key], index([changed])[key]) == ["otherSpec.admissionScope.admissionMode"]
+
+
+def test_a_configuration_change_is_shown_field_by_field_with_its_consequence(tmp_path: Path) -> None:
+    """Raising prod's waitForPodsReady timeout from 10m to 30m: the diff names the field inside Kueue's
+    ConfigMap, and the simulation shows the notebook waiting 20 minutes longer for the H100 the broken job holds."""
+    repo = Path(__file__).resolve().parents[2]
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(repo / "environments", base)
+    shutil.copytree(repo / "environments", head)
+    env = head / "env-prod.yaml"
+    env.write_text(env.read_text().replace("      timeout: 10m\n", "      timeout: 30m\n"))
+    out = CliRunner().invoke(main, ["diff", str(base), str(head), "--env", "prod", "-o", "json"])
+    data = json.loads(out.output)
+    [prod] = data["environments"]
+    changes = [c for c in prod["objects"] if "kueue-manager-config" in json.dumps(c)]
+    assert changes and "data.controller_manager_config.yaml.waitForPodsReady.timeout" in json.dumps(changes)
+    assert out.exit_code == 1  # the notebook's `admittedWithin: 10m` breaks

@@ -14,12 +14,16 @@ from kueueplan.cli import main
 @click.option("--env", "envs", multiple=True, help="Only these environments (repeatable)")
 @click.option("--argocd", is_flag=True, help="Also write an Argo CD Application per environment")
 @click.option("--flux", is_flag=True, help="Also write a Flux Kustomization per environment")
+@click.option("--helm-values", is_flag=True,
+              help="Also write kueue-helm-values.yaml (managerConfig.controllerManagerConfigYaml for Kueue's Helm "
+                   "chart) for each environment that declares a configuration")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on success")
-def build(spec_dir: str, out_dir: str, envs: tuple[str, ...], argocd: bool, flux: bool, quiet: bool) -> None:
+def build(spec_dir: str, out_dir: str, envs: tuple[str, ...], argocd: bool, flux: bool, helm_values: bool,
+          quiet: bool) -> None:
     """Compile the spec in SPEC_DIR (default environments/) into Kueue and KubeRay manifests."""
     from kueueplan.emit.build import build as run_build
 
-    result = run_build(spec_dir, out_dir, list(envs) or None, argocd=argocd, flux=flux)
+    result = run_build(spec_dir, out_dir, list(envs) or None, argocd=argocd, flux=flux, helm_values=helm_values)
     if quiet:
         return
     for env in result.environments:

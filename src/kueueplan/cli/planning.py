@@ -97,7 +97,7 @@ def write_report(path: Path, text: str) -> None:
 def _with_until(source: Any, until: str) -> Any:
     spec = dict(source.data.get("spec") or {}, until=until)
     return type(source)(dict(source.data, spec=spec), source.file, source.path, source.lines,
-                        dict(source.probabilities), source.origins)
+                        dict(source.probabilities), source.origins, source.env)
 
 
 @main.group()

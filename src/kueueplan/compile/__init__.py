@@ -2,7 +2,7 @@
 
 Public API:
 - `compile_environment(platform, env) -> list[dict]`: every object of one environment, in apply order
-  (Namespaces, ResourceFlavors, WorkloadPriorityClasses, AdmissionChecks, ProvisioningRequestConfigs, Cohorts,
+  (Kueue's `kueue-manager-config` ConfigMap when the environment declares a configuration, Namespaces, ResourceFlavors, WorkloadPriorityClasses, AdmissionChecks, ProvisioningRequestConfigs, Cohorts,
   ClusterQueues, LocalQueues, then the workloads). Objects keep spec order (flavor order is Kueue's preference).
 - `compile_platform(spec_dir, envs=None) -> dict[env, list[dict]]`.
 - `scenario_for(spec_dir, env) -> dict`: a Scenario document (docs/scenario-format.md) for `kueueplan simulate`.
@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kueueplan.compile.configuration import manager_config_map
 from kueueplan.compile.context import EnvContext
 from kueueplan.compile.gitops import argocd_application, flux_kustomization
 from kueueplan.compile.kueue import (
@@ -41,6 +42,7 @@ def compile_context(ctx: EnvContext) -> list[Manifest]:
     check_priorities(ctx)
     plans = team_plans(ctx)
     manifests: list[Manifest] = []
+    manifests += manager_config_map(ctx)
     manifests += namespaces(ctx, plans)
     manifests += resource_flavors(ctx)
     manifests += priority_classes(ctx)

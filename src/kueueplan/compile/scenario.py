@@ -3,13 +3,15 @@
 The cluster part is the compiled Kueue objects and Namespaces; each `load` entry of a Workload becomes an arrival
 whose manifest is the workload's object (named after the entry, with the entry's priority); expectations go into
 `spec.expectations` as `{workload: "<ns>/<name>", admittedWithin, neverPreempted, finishedBy, state}`; a Team's
-`expect` becomes `{clusterQueue: <its queue>, ...}` (every workload that queue admits).
+`expect` becomes `{clusterQueue: <its queue>, ...}` (every workload that queue admits). The environment's Kueue
+Configuration (the file its `kueue-manager-config` ConfigMap holds) becomes `spec.configuration`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kueueplan.compile.configuration import effective_file
 from kueueplan.compile.context import PRIORITY_LABEL, EnvContext
 from kueueplan.compile.kueue import team_plans
 from kueueplan.compile.workloads import check_priority, workload_manifest, workload_plans
@@ -46,6 +48,14 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
                 arrival["count"] = load.count
             if load.every is not None:
                 arrival["every"] = load.every
+            if load.podsReadyAfter is not None:
+                arrival["podsReadyAfter"] = load.podsReadyAfter
+            if load.resubmitAfterPreemption is not None:
+                if plan.spec.kind != "Pod":
+                    raise plan.entry.error("resubmitAfterPreemption is for Pods: Kueue deletes a preempted Pod, "
+                                           "other kinds are requeued by Kueue itself",
+                                           ("load", i, "resubmitAfterPreemption"))
+                arrival["resubmitAfterPreemption"] = load.resubmitAfterPreemption
             arrival["manifest"] = manifest
             arrivals.append(arrival)
             expect = load.expect or plan.spec.expect
@@ -67,9 +77,12 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
             expectations.append({"clusterQueue": team.cluster_queue, **fields})
             where.append(team.entry.locate([("expect",)]))
     spec: dict[str, Any] = {
-        "manifests": [m for m in manifests if m["kind"] not in WORKLOAD_KINDS],
+        "manifests": [m for m in manifests if m["kind"] not in WORKLOAD_KINDS and m["kind"] != "ConfigMap"],
         "workloads": arrivals,
     }
+    config = effective_file(ctx)
+    if config is not None:  # the file of the environment's kueue-manager-config ConfigMap, left out of manifests
+        spec["configuration"] = config
     checks = _check_models(ctx)
     if checks:
         spec["admissionChecks"] = checks

@@ -1,11 +1,12 @@
 """Rendering compiled manifests into files: one folder per environment, one file per kind, a kustomization.
 
 Layout of OUT_DIR/<env>/ (only files with objects are written):
-  namespaces.yaml, resourceflavors.yaml, workloadpriorityclasses.yaml, admissionchecks.yaml,
+  kueue-manager-config.yaml (Kueue's Configuration, when the environment declares one), namespaces.yaml, resourceflavors.yaml, workloadpriorityclasses.yaml, admissionchecks.yaml,
   provisioningrequestconfigs.yaml, cohorts.yaml, clusterqueues.yaml, localqueues.yaml,
   rayjobs.yaml, rayclusters.yaml, jobs.yaml, pods.yaml   -- listed in kustomization.yaml in this (apply) order
   <kind>s.create.yaml      -- workloads with generateName (for `kubectl create -f`; not in the kustomization)
-  argocd-application.yaml / flux-kustomization.yaml  -- on request; not in the kustomization
+  argocd-application.yaml / flux-kustomization.yaml / kueue-helm-values.yaml  -- on request; not in the
+  kustomization
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kueueplan.emit.yaml import MARKER, dump, dump_manifests, has_marker
 __all__ = ["render_environment", "write_tree", "MARKER", "dump_manifests", "has_marker", "FILE_ORDER"]
 
 FILE_ORDER = [
+    ("ConfigMap", "kueue-manager-config.yaml"),
     ("Namespace", "namespaces.yaml"),
     ("ResourceFlavor", "resourceflavors.yaml"),
     ("WorkloadPriorityClass", "workloadpriorityclasses.yaml"),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kueueplan.compile.argocd import argocd_cm, with_argocd_fields
+from kueueplan.compile.configuration import helm_values as kueue_helm_values
 from kueueplan.compile import EnvContext, argocd_application, compile_context, environment_names, flux_kustomization
 from kueueplan.emit import render_environment
 from kueueplan.emit.writer import write_tree
@@ -23,7 +24,7 @@ class BuildResult:
 
 
 def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | None = None,
-           argocd: bool = False, flux: bool = False) -> BuildResult:
+           argocd: bool = False, flux: bool = False, helm_values: bool = False) -> BuildResult:
     """Everything `build` would write, without writing it."""
     spec_dir = resolve_spec_dir(spec_dir)
     platform = load_spec(spec_dir)
@@ -43,16 +44,19 @@ def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | 
         kustomization = flux_kustomization(ctx, repo_path, requested=flux)
         if kustomization is not None:
             extras["flux-kustomization.yaml"] = kustomization
+        values = kueue_helm_values(ctx) if helm_values else None
+        if values is not None:  # for a Kueue installed by its Helm chart (helm upgrade -f ...)
+            extras["kueue-helm-values.yaml"] = values
         result.files.update(render_environment(name, manifests, extras))
         result.objects[name] = len(manifests)
     return result
 
 
 def build(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | None = None,
-          argocd: bool = False, flux: bool = False) -> BuildResult:
+          argocd: bool = False, flux: bool = False, helm_values: bool = False) -> BuildResult:
     spec_path, out_path = resolve_spec_dir(spec_dir), Path(out_dir)
     _refuse_overlap(spec_path, out_path)
-    result = render(spec_path, out_path, envs, argocd, flux)
+    result = render(spec_path, out_path, envs, argocd, flux, helm_values)
     # A full build prunes the folders of environments that no longer exist (generated files only).
     prune = [] if envs else _generated_folders(out_path, set(result.environments))
     result.changed = write_tree(out_path, result.files, prune_dirs=prune)

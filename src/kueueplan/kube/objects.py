@@ -307,6 +307,7 @@ class ClusterQueue:
     admission_checks: tuple[AdmissionCheckRule, ...] = ()
     fair_sharing_weight: Fraction | None = None
     kind: str = "ClusterQueue"
+    admission_mode: str | None = None  # spec.admissionScope.admissionMode (UsageBasedAdmissionFairSharing)
 
     def flavor_names(self) -> tuple[str, ...]:
         return tuple(f.name for g in self.resource_groups for f in g.flavors)
@@ -374,8 +375,10 @@ class ProvisioningRequestConfig:
     name: str
     provisioning_class_name: str = ""
     managed_resources: tuple[str, ...] = ()
-    backoff_limit_count: int = 3
+    backoff_limit_count: int = 3  # retryStrategy defaults (apis/kueue/v1beta2/provisioningrequestconfig_types.go)
     kind: str = "ProvisioningRequestConfig"
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 1800
 
 
 @dataclass(frozen=True)
@@ -473,7 +476,12 @@ def read_cluster_queue(data: Mapping[str, Any], src: Source = Source()) -> Clust
         namespace_selector=read_label_selector(spec.get("namespaceSelector"), src),
         admission_checks=tuple(rules),
         fair_sharing_weight=_fair_weight(spec, src),
+        admission_mode=_str_or_none(_mapping(spec.get("admissionScope"), "admissionScope", src).get("admissionMode")),
     )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value else None
 
 
 def read_cohort(data: Mapping[str, Any], src: Source = Source()) -> Cohort:
@@ -514,7 +522,9 @@ def read_provisioning_request_config(data: Mapping[str, Any], src: Source = Sour
     return ProvisioningRequestConfig(
         _name(data, src), str(spec.get("provisioningClassName") or ""),
         tuple(str(r) for r in _list(spec.get("managedResources"), "managedResources", src)),
-        _int(retry.get("backoffLimitCount"), "backoffLimitCount", src, 3))
+        _int(retry.get("backoffLimitCount"), "backoffLimitCount", src, 3),
+        backoff_base_seconds=_int(retry.get("backoffBaseSeconds"), "backoffBaseSeconds", src, 60),
+        backoff_max_seconds=_int(retry.get("backoffMaxSeconds"), "backoffMaxSeconds", src, 1800))
 
 
 def _name(data: Mapping[str, Any], src: Source) -> str:

@@ -22,6 +22,9 @@ _QUANTITY_RE = re.compile(
     r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 )
+# The same grammar as the `pattern` Kubernetes writes into CRDs for resource.Quantity fields.
+QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?"
+                    r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
 # int64 bounds apply to the stored value; the API server rejects anything beyond (with milli precision).
 _MAX_ABS = Fraction(2**63 - 1)
 _MAX_EXPONENT = 30  # far beyond int64 either way; refuses "1e999999999" before it costs memory

@@ -30,6 +30,7 @@ class ScenarioSource:
     lines: Any = None  # the original yamlio.Document, for error lines (None: the document's first line)
     probabilities: dict[int, float] = field(default_factory=dict)  # expectation index -> required probability
     origins: list[tuple[str, int | None]] | None = None  # file:line of each expectation of a compiled spec
+    env: str | None = None  # the spec environment it was compiled from
     _replayed: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -45,7 +46,7 @@ class ScenarioSource:
                                      file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
             origins: list[tuple[str, int | None]] = []
             source = cls.of(scenario_for(path, env, origins), f"{path}/ (env {env})", path / "scenario.yaml")
-            source.origins = origins
+            source.origins, source.env = origins, env
             return source
         if not path.is_file():
             raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file or a spec folder with --env")
@@ -95,6 +96,11 @@ class ScenarioSource:
         doc = _MappedDocument(data, self.file, self.lines, origins)
         scenario = scenario_from_document(doc, self.path)
         scenario.warnings[:0] = warnings
+        if self.env is not None and "configuration" in spec:
+            # named after the Environment, not a path: reports must not depend on where the spec folder is
+            major, minor = scenario.kueue_version
+            scenario.configuration_source = (f"configuration of Environment {self.env} (Kueue v{major}.{minor}, "
+                                             "over the release's shipped controller_manager_config.yaml)")
         if self.lines is None:  # an in-memory scenario (a compiled spec) has no lines of its own
             origins = self.origins if self.origins and len(self.origins) == len(scenario.expectations) else None
             for i, exp in enumerate(scenario.expectations):
@@ -139,7 +145,7 @@ class ScenarioSource:
         if not found:
             raise KueueplanError(f"ClusterQueue {cluster_queue} has no quota for {resource} on flavor {flavor}",
                                  file=self.file, hint="name a ClusterQueue, flavor and resource of the scenario")
-        return ScenarioSource(data, self.file, self.path, self.lines, dict(self.probabilities), self.origins)
+        return ScenarioSource(data, self.file, self.path, self.lines, dict(self.probabilities), self.origins, self.env)
 
     # --------------------------------------------------------------------------- helpers
 

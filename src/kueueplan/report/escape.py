@@ -59,18 +59,39 @@ def md_code(text: object, table: bool = False) -> str:
     return out.replace("|", "\\|") if table else out
 
 
+_MERMAID = {ord(c): f"#{code};" for c, code in (("#", "35"), ("&", "amp"), ('"', "quot"), ("<", "lt"), (">", "gt"),
+                                                ("`", "96"), ("|", "124"))}
+_GANTT = {**_MERMAID, ord(":"): "#58;", ord(";"): "#59;"}
+
+
 def mermaid_text(text: object) -> str:
     """A Mermaid label (inside quotes): entity codes for what could end the label, the node or the fence."""
-    s = one_line(text)
-    for raw, code in (("#", "#35;"), ("&", "#amp;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"),
-                      ("`", "#96;"), ("|", "#124;")):
-        s = s.replace(raw, code)
-    return s.replace("@", "@" + ZWJ)
+    return one_line(text).translate(_MERMAID).replace("@", "@" + ZWJ)
 
 
 def gantt_text(text: object) -> str:
-    """A Mermaid Gantt title, section or task name (unquoted: `:` and `;` would end it)."""
-    return mermaid_text(text).replace(":", "#58;").replace(";", "#59;")
+    """A Mermaid Gantt title, section or task name (unquoted: `:` and `;` would end it too)."""
+    return one_line(text).translate(_GANTT).replace("@", "@" + ZWJ)
+
+
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def display_text(text: object) -> str:
+    """Text every output encoding can carry: file names that are not UTF-8 (decoded by Python with
+    surrogate escapes) get U+FFFD for their undecodable bytes instead of crashing the writer."""
+    s = str(text)
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode(
+            "utf-8", "replace").decode("utf-8")
+
+
+def xml_text(text: object) -> str:
+    """`display_text` without the characters XML 1.0 forbids (escaping <, & and quotes is the writer's job)."""
+    return _XML_INVALID.sub("\ufffd", display_text(text))
 
 
 def gh_data(text: object) -> str:

@@ -9,11 +9,12 @@ from collections import Counter
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from kueueplan import __version__
-from kueueplan.report.escape import gh_data, gh_property
+from kueueplan.report.escape import display_text, gh_data, gh_property, xml_text
 from kueueplan.validate.engine import Result
 from kueueplan.validate.finding import Finding
 
@@ -24,6 +25,7 @@ _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def render(result: Result, fmt: str, rules: Iterable[Any] = (), fail_on: str = "error") -> str:
+    result = _displayable(result)
     if fmt == "text":
         return to_text(result, fail_on)
     if fmt == "json":
@@ -35,6 +37,13 @@ def render(result: Result, fmt: str, rules: Iterable[Any] = (), fail_on: str = "
     if fmt == "github":
         return to_github(result)
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def _displayable(result: Result) -> Result:
+    """File names and messages that every format can encode (non-UTF-8 file names included)."""
+    findings = [replace(f, file=display_text(f.file), object=display_text(f.object), message=display_text(f.message))
+                for f in result.findings]
+    return replace(result, findings=findings, files=[display_text(f) for f in result.files])
 
 
 def summary(result: Result, fail_on: str) -> dict[str, Any]:
@@ -162,15 +171,15 @@ def to_junit(result: Result) -> str:
     for file in sorted(by_file):
         items = by_file[file]
         errors = [f for f in items if f.severity == "error"]
-        out.append(f"    <testcase classname=\"kueueplan.validate\" name={quoteattr(file)}>")
+        out.append(f"    <testcase classname=\"kueueplan.validate\" name={quoteattr(xml_text(file))}>")
         for f in errors:
             text = f"{f.file}:{f.line or ''} {f.object} {f.message}"
-            out.append(f"      <failure type={quoteattr(f.rule)} message={quoteattr(f.message)}>"
-                       f"{escape(text)}</failure>")
+            out.append(f"      <failure type={quoteattr(f.rule)} message={quoteattr(xml_text(f.message))}>"
+                       f"{escape(xml_text(text))}</failure>")
         others = [f for f in items if f.severity != "error"]
         if others:
             text = "\n".join(f"{f.severity} {f.rule} {f.line or ''} {f.object}: {f.message}" for f in others)
-            out.append(f"      <system-out>{escape(text)}</system-out>")
+            out.append(f"      <system-out>{escape(xml_text(text))}</system-out>")
         out.append("    </testcase>")
     out += ["  </testsuite>", "</testsuites>"]
     return "\n".join(out) + "\n"

@@ -157,6 +157,10 @@ def text(sim: Any, result: dict[str, Any], console: Any = None) -> None:
     console = console or _console()
     console.print(f"[bold]Scenario {escape(str(result['scenario']))}[/bold]: {len(sim.workloads)} workloads, "
                   f"ran to t={_fmt_s(sim.now / 1000)}")
+    cfg = result.get("configuration")
+    if cfg:
+        console.print(f"Kueue {escape(cfg['kueueVersion'])} configuration: {escape(cfg['source'])}")
+        console.print(f"  simulated: {escape(cfg['simulated'])}")
     t = Table(title="Per team (namespace)")
     for col in ("team", "workloads", "admitted", "waiting", "never admissible", "wait p50", "wait p95", "wait max",
                 "preemptions"):
@@ -200,6 +204,8 @@ def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:
         prev = state.get(key)
         kind = {"Created": "wait", "QuotaReserved": "reserved", "Admitted": "run", "Preempted": "wait",
                 "Evicted": "wait", "Finished": None, "Deleted": None, "Inadmissible": "inadmissible"}.get(e["type"], "")
+        if e["type"] == "Evicted" and e.get("reason") == "Deactivated":
+            kind = None  # deactivated: never queued again
         if kind == "":
             continue
         if prev is not None and (kind is None or kind != prev[0]):
@@ -225,6 +231,10 @@ def gantt_tag(kind: str, until: str) -> str:
 
 def markdown(sim: Any, result: dict[str, Any]) -> str:
     lines = [f"## Simulation {md_code(result['scenario'])}", ""]
+    cfg = result.get("configuration")
+    if cfg:
+        lines += [f"Kueue {md_text(cfg['kueueVersion'])} configuration: {md_text(cfg['source'])}. "
+                  f"Simulated: {md_text(cfg['simulated'])}.", ""]
     lines += ["| team | workloads | admitted | waiting | never admissible | wait p50 | wait p95 | wait max | preemptions |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in team_rows(sim):

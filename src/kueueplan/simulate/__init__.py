@@ -7,6 +7,8 @@ Entry points (imported lazily by callers, to keep `import kueueplan.simulate` ch
 - `kueueplan.simulate.result.result_json(sim)` and `check_expectations(sim)`
 - `kueueplan.simulate.admissibility.can_ever_admit(cluster, manifest, kueue_version)` for the validator.
 
-Module layout mirrors Kueue: resource_node (quota tree), queue, flavorassigner, preemption, fairsharing,
-scheduler (the cycle), admissionchecks, engine (the event loop).
+Module layout mirrors Kueue. pkg/scheduler and pkg/cache: resource_node (quota tree), queue, flavorassigner,
+preemption, fairsharing, entry, scheduler (the cycle), which see the simulation only through context.
+pkg/controller: controller_job (jobframework), controller_workload, controller_queue, controller_admissionchecks,
+with admissionfairsharing and configuration (Kueue's Configuration as simulated). engine: the event loop.
 """

@@ -25,8 +25,8 @@ from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import SimWorkload
 
 if TYPE_CHECKING:
-    from kueueplan.simulate.engine import Simulation
-    from kueueplan.simulate.scheduler import Entry
+    from kueueplan.simulate.context import SchedulingContext as Simulation
+    from kueueplan.simulate.entry import Entry
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"

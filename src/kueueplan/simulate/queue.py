@@ -39,6 +39,9 @@ class ClusterQueueQueue:
     inadmissible: dict[str, SimWorkload] = field(default_factory=dict)  # parked one by one
     sticky: str | None = None
     _token: int = 0
+    # admission fair sharing (UsageBasedAdmissionFairSharing): the LocalQueue usage of a workload, compared
+    # before everything else (cluster_queue.go queueOrderingFunc); None = off
+    usage_of: Any = None
 
     def __len__(self) -> int:
         return len(self.members) + len(self.inadmissible)
@@ -75,6 +78,8 @@ class ClusterQueueQueue:
 
     def head(self) -> SimWorkload | None:
         """The next workload to try, without removing it."""
+        if self.usage_of is not None:
+            return self._afs_head()
         if self.sticky is not None and self.sticky in self.members:
             h, token = self.members[self.sticky]
             for entry in self.buckets[h].heap if not self.buckets[h].parked else ():
@@ -94,6 +99,22 @@ class ClusterQueueQueue:
         for h in empty:
             if not self.buckets[h].parked:
                 del self.buckets[h]
+        return best
+
+    def _afs_head(self) -> SimWorkload | None:
+        """queueOrderingFunc with admission fair sharing: lower LocalQueue usage first, then the usual order
+        (sticky, priority, timestamp). Usage changes over time, so the head is searched, not kept in a heap."""
+        best, best_key = None, None
+        for bucket in self.buckets.values():
+            if bucket.parked:
+                continue
+            for _, token, wl in bucket.heap:
+                m = self.members.get(wl.key)
+                if m is None or m[1] != token:
+                    continue
+                key = (self.usage_of(wl), wl.key != self.sticky, _order(wl))
+                if best_key is None or key < best_key:
+                    best, best_key = wl, key
         return best
 
     def pop_head(self) -> SimWorkload | None:

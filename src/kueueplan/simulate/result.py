@@ -37,9 +37,16 @@ def result_json(sim: Simulation) -> dict[str, Any]:
         "workloads": [workload_entry(w) for w in sim.workloads],
         "events": list(sim.events),
     }
+    # extra field (allowed by the contract): which Kueue configuration this run simulated
+    out["configuration"] = configuration_summary(sim)
     if sim.warnings:
-        out["warnings"] = list(sim.warnings)  # extra field: situations Kueue itself would not resolve
+        out["warnings"] = list(sim.warnings)  # what was approximated or not modelled, and what Kueue would not resolve
     return out
+
+
+def configuration_summary(sim: Simulation) -> dict[str, Any]:
+    c = sim.config
+    return {"kueueVersion": f"v{c.release[0]}.{c.release[1]}", "source": c.source, "simulated": "; ".join(c.notes)}
 
 
 def _selected(exp: Expectation, wl: SimWorkload) -> bool:
@@ -106,6 +113,12 @@ def _failures(sim: Simulation) -> list[list[str]]:
                 first = by[0]
                 failures.append(f"{wl.key} was preempted {len(by)} time(s), first at {first['at']}s by {first['by']} "
                                 f"({first['reason']})")
+            if exp.preempted and wl.key not in preempted:
+                failures.append(f"{wl.key} was never preempted, expected a preemption")
+            if exp.evicted is not None and not any(
+                    e["type"] == "Evicted" and e["workload"] == wl.key and exp.evicted in ("Any", e.get("reason"))
+                    for e in sim.events):
+                failures.append(f"{wl.key} was never evicted ({exp.evicted})")
             if exp.finished_by is not None:
                 if wl.finished_at is None or wl.finished_at > exp.finished_by:
                     when = "never finished" if wl.finished_at is None else f"finished at {_fmt(wl.finished_at)}"

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
+from kueueplan.kube.configuration import Configuration, configuration_from_configmap, parse_configuration
 from kueueplan.kube.objects import read_object
 from kueueplan.kube.podsets import version_tuple
 from kueueplan.kube.quantity import resource_value
@@ -69,6 +70,9 @@ def parse_duration(value: Any, what: str = "duration") -> int:
     return round(total)
 
 
+NEVER = -1  # podsReadyAfter: never
+
+
 @dataclass
 class WorkloadTemplate:
     at: int
@@ -77,6 +81,8 @@ class WorkloadTemplate:
     name: str
     line: int | None
     group: int | None = None  # copies of one `workloads` entry share it (pod sets are derived once)
+    pods_ready_after: int = 0  # ms after admission; NEVER = the pods never become ready
+    resubmit_after: int | None = None  # ms after a preemption (plain Pods): an outside controller recreates it
 
 
 @dataclass
@@ -92,6 +98,10 @@ class ScenarioEvent:
 class CheckModel:
     delay: int = 0
     capacity: dict[str, int] | None = None
+    outcomes: tuple[str, ...] = ("Provisioned",)  # per provisioning attempt, the last repeats
+
+    def outcome(self, attempt: int) -> str:
+        return self.outcomes[min(attempt, len(self.outcomes)) - 1]
 
 
 @dataclass
@@ -99,6 +109,8 @@ class Expectation:
     selector: dict[str, str]  # workload / namespace / localQueue / clusterQueue / kind
     admitted_within: int | None = None
     never_preempted: bool = False
+    preempted: bool = False  # preempted at least once (what a tutorial shows)
+    evicted: str | None = None  # evicted at least once with this reason (PodsReadyTimeout, ...; "Any": any)
     finished_by: int | None = None
     state: str | None = None
     line: int | None = None
@@ -128,6 +140,8 @@ class Scenario:
     kueue_version: tuple[int, int] = (0, 19)
     fair_sharing: dict[str, Any] | None = None
     expectations: list[Expectation] = field(default_factory=list)
+    configuration: Configuration | None = None  # effective (release defaults applied)
+    configuration_source: str = "default install"  # where it came from, for reports
     warnings: list[str] = field(default_factory=list)  # about the input, reported with the run's own
 
 
@@ -201,7 +215,7 @@ class _Reader:
         if not isinstance(spec, Mapping):
             raise self.err("spec must be a mapping", ("spec",))
         known = {"manifests", "manifestFiles", "workloads", "events", "admissionChecks", "until", "kueueVersion",
-                 "fairSharing", "expectations"}
+                 "fairSharing", "expectations", "configuration"}
         for key in spec:
             if key not in known:
                 raise self.err(f"unknown field spec.{key}", ("spec", key),
@@ -222,7 +236,50 @@ class _Reader:
             fair_sharing=self._fair_sharing(spec),
             expectations=self._expectations(spec),
         )
+        self._configuration(spec, scenario)
+        if scenario.fair_sharing is None and scenario.configuration.fair_sharing is not None:
+            scenario.fair_sharing = {"preemptionStrategies":
+                                     list(scenario.configuration.fair_sharing.preemption_strategies or ())}
         return scenario
+
+    def _configuration(self, spec: Mapping[str, Any], scenario: Scenario) -> None:
+        """First match wins: spec.configuration, the kueue-manager-config ConfigMap among the manifests, the
+        release's default install (second edition)."""
+        release = scenario.kueue_version
+        found: list[tuple[dict[str, Any], str, int | None]] = []
+        for data, file, line in scenario.manifests:
+            cfg = configuration_from_configmap(data, file, line)
+            if cfg is not None:
+                found.append((cfg, file, line))
+        if len(found) > 1:
+            places = ", ".join(f"{f}:{ln}" if ln else f for _, f, ln in found)
+            raise KueueplanError(f"two kueue-manager-config ConfigMaps among the manifests ({places})",
+                                 file=found[1][1], line=found[1][2],
+                                 hint="Kueue reads one Configuration: keep one ConfigMap, or set spec.configuration")
+        version = f"v{release[0]}.{release[1]}"
+        if "configuration" in spec:
+            data = spec.get("configuration") or {}
+            if not isinstance(data, Mapping):
+                raise self.err("spec.configuration must be a Kueue Configuration mapping", ("spec", "configuration"))
+            try:
+                scenario.configuration = parse_configuration(data, release, self.file, self.line(("spec", "configuration")))
+            except KueueplanError as e:
+                e.file = e.file or self.file
+                raise
+            scenario.configuration_source = f"spec.configuration of {self.file} (Kueue {version}, omitted fields " \
+                                            "from its default install)"
+        elif found:
+            data, file, line = found[0]
+            scenario.configuration = parse_configuration(data, release, file, line)
+            where = f"{file}:{line}" if line else file
+            scenario.configuration_source = f"ConfigMap kueue-manager-config at {where} (Kueue {version}, omitted " \
+                                            "fields from its default install)"
+        else:
+            scenario.configuration = parse_configuration(None, release)
+            scenario.configuration_source = f"default install of Kueue {version} (its shipped " \
+                                            "controller_manager_config.yaml and defaults)"
+        if "fairSharing" in spec:
+            scenario.configuration_source += "; spec.fairSharing overrides its fairSharing"
 
     def _duration(self, value: Any, where: tuple) -> int:
         try:
@@ -280,13 +337,17 @@ class _Reader:
         if target != root and root not in target.parents:
             raise self.err(f"manifestFiles entry {entry!r} leaves {root}", where,
                            hint="keep manifests inside the repository that holds the scenario")
-        if target.is_dir():
+        try:
+            is_dir, is_file = target.is_dir(), target.is_file()
+        except OSError as e:  # e.g. a name longer than the file system allows
+            raise self.err(f"manifestFiles entry {entry[:80]!r} cannot be read: {e.strerror}", where) from None
+        if is_dir:
             files = yamlio.yaml_files(target)  # as build, validate and diff walk folders (hidden ones skipped)
             for p in files:
                 if root not in p.resolve().parents:
                     raise self.err(f"{p} (a link) leaves {root}", where)
             return files
-        if not target.is_file():
+        if not is_file:
             raise self.err(f"manifestFiles entry {entry!r} does not exist ({target})", where)
         return [target]
 
@@ -313,6 +374,16 @@ class _Reader:
                 raise self.err(f"count {count} brings the scenario above {MAX_WORKLOADS:,} workloads",
                                where + ("count",), hint="simulate a smaller sample of the load")
             every = self._duration(w.get("every", 0), where + ("every",))
+            ready_after = 0
+            if w.get("podsReadyAfter") is not None:
+                ready_after = NEVER if w["podsReadyAfter"] == "never" else \
+                    self._duration(w["podsReadyAfter"], where + ("podsReadyAfter",))
+            resubmit = None
+            if w.get("resubmitAfterPreemption") is not None:
+                if kind != "Pod":
+                    raise self.err("resubmitAfterPreemption applies to plain Pods only (Kueue deletes a preempted Pod; "
+                                   "other kinds go back to their queue by themselves)", where + ("resubmitAfterPreemption",))
+                resubmit = self._duration(w["resubmitAfterPreemption"], where + ("resubmitAfterPreemption",))
             meta = manifest.get("metadata")
             if not isinstance(meta, Mapping):
                 raise self.err("the manifest needs metadata", where + ("manifest",))
@@ -329,7 +400,8 @@ class _Reader:
                     md["name"] = f"{gen}{ordinal}"
                 md.pop("generateName", None)
                 md.setdefault("namespace", "default")
-                out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, md["name"], self.line(where), i))
+                out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, md["name"], self.line(where), i,
+                                            ready_after, resubmit))
         seen: set[tuple[str, str, str]] = set()
         for t in out:
             key = (str(t.manifest.get("kind")), str(t.manifest["metadata"]["namespace"]), t.name)
@@ -382,7 +454,17 @@ class _Reader:
                     capacity = {str(r): resource_value(str(r), q) for r, q in model["capacity"].items()}
                 except KueueplanError as e:
                     raise self.err(e.message, where + ("capacity",)) from None
-            out[str(name)] = CheckModel(self._duration(model.get("delay", 0), where + ("delay",)), capacity)
+            outcomes: tuple[str, ...] = ("Provisioned",)
+            if model.get("outcomes") is not None:
+                raw = model["outcomes"]
+                if not isinstance(raw, list) or not raw or any(o not in ("Failed", "Provisioned") for o in raw):
+                    raise self.err("outcomes must be a non-empty list of Failed / Provisioned", where + ("outcomes",),
+                                   hint="the result of each provisioning attempt in order; the last repeats")
+                outcomes = tuple(str(o) for o in raw)
+            unknown = set(model) - {"delay", "capacity", "outcomes"}
+            if unknown:
+                raise self.err(f"unknown admission check model field(s): {', '.join(sorted(map(str, unknown)))}", where)
+            out[str(name)] = CheckModel(self._duration(model.get("delay", 0), where + ("delay",)), capacity, outcomes)
         return out
 
     def _fair_sharing(self, spec: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -413,13 +495,19 @@ class _Reader:
             if e.get("finishedBy") is not None:
                 exp.finished_by = self._duration(e["finishedBy"], where + ("finishedBy",))
             exp.never_preempted = bool(e.get("neverPreempted", False))
+            exp.preempted = bool(e.get("preempted", False))
+            if e.get("evicted") is not None:
+                if not isinstance(e["evicted"], str):
+                    raise self.err("evicted names an eviction reason (e.g. PodsReadyTimeout) or Any",
+                                   where + ("evicted",))
+                exp.evicted = e["evicted"]
             if e.get("state") is not None:
-                states = ("Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished")
+                states = ("Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished", "Deactivated")
                 if e["state"] not in states:
                     raise self.err(f"state must be one of {', '.join(states)}", where + ("state",))
                 exp.state = str(e["state"])
             unknown = set(e) - {"workload", "namespace", "team", "localQueue", "clusterQueue", "kind",
-                                "admittedWithin", "finishedBy", "neverPreempted", "state"}
+                                "admittedWithin", "finishedBy", "neverPreempted", "preempted", "evicted", "state"}
             if unknown:
                 raise self.err(f"unknown expectation field(s): {', '.join(sorted(unknown))}", where)
             out.append(exp)

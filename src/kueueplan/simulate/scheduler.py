@@ -12,43 +12,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from kueueplan.kube.objects import ANY, selector_matches
-from kueueplan.simulate import preemption
+from kueueplan.simulate import fairsharing, preemption
+from kueueplan.simulate.context import SchedulingContext as Simulation
+from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, NAMESPACE_MISMATCH, NO_CANDIDATES,
+                                      NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT)
 from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
-if TYPE_CHECKING:
-    from kueueplan.simulate.engine import Simulation
-
-# requeue reasons (pkg/cache/queue)
-NO_FIT = "NoFit"
-NO_CANDIDATES = "PreemptionNoCandidates"
-FAILED_AFTER_NOMINATION = "FailedAfterNomination"
-PENDING_PREEMPTION = "PendingPreemption"
-NAMESPACE_MISMATCH = "NamespaceMismatch"
-GENERIC = "Generic"
-
-
-@dataclass
-class Entry:
-    wl: SimWorkload
-    cq: str
-    assignment: Assignment | None = None
-    targets: list[preemption.Target] = field(default_factory=list)
-    requeue_reason: str = GENERIC
-    message: str = ""
-    admitted: bool = False
-
-    def sort_key(self) -> tuple:
-        borrowing = self.assignment.borrowing if self.assignment else 0
-        return (borrowing, -self.wl.priority, self.wl.queue_ts, self.wl.seq)
-
-
-def make_assigner(sim: "Simulation", wl: SimWorkload, cq_name: str) -> FlavorAssigner:
+def make_assigner(sim: Simulation, wl: SimWorkload, cq_name: str) -> FlavorAssigner:
     cq = sim.cluster.cluster_queues[cq_name]
     node = sim.tree.cqs[cq_name]
     oracle = lambda fr, qty: sim.preemption_oracle(wl, cq, fr, qty)  # noqa: E731
@@ -56,7 +29,7 @@ def make_assigner(sim: "Simulation", wl: SimWorkload, cq_name: str) -> FlavorAss
                           wl.last_assignment)
 
 
-def get_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str) -> tuple[Assignment, list[preemption.Target]]:
+def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str) -> tuple[Assignment, list[preemption.Target]]:
     """getAssignments: drop an outdated LastAssignment, then getInitialAssignments (full size first, then
     partial admission when it has a minCount); the result is recorded as the new LastAssignment."""
     if wl.last_assignment is not None and _outdated(sim, wl, cq_name):
@@ -67,7 +40,7 @@ def get_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str) -> tuple[A
     return assignment, targets
 
 
-def _outdated(sim: "Simulation", wl: SimWorkload, cq_name: str) -> bool:
+def _outdated(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
     """lastAssignmentOutdated with FlavorFungibilityPreserveScanProgress (on in v0.19): a new shape starts
     over; progress from this or the previous cycle is kept; older progress only while the ClusterQueue's
     generation (bumped when a workload leaves it or its cohort tree's quotas change) stands."""
@@ -80,7 +53,7 @@ def _outdated(sim: "Simulation", wl: SimWorkload, cq_name: str) -> bool:
     return sim.cq_generation(cq_name) > last.generation
 
 
-def _initial_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str
+def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str
                          ) -> tuple[Assignment, list[preemption.Target]]:
     assigner = make_assigner(sim, wl, cq_name)
     full = assigner.run(wl.spec.pod_sets)
@@ -92,14 +65,14 @@ def _initial_assignments(sim: "Simulation", wl: SimWorkload, cq_name: str
         if targets:
             return full, targets
     reducible = [i for i, ps in enumerate(wl.spec.pod_sets) if ps.min_count is not None and ps.min_count < ps.count]
-    if reducible and sim.version >= (0, 5):
+    if reducible and sim.version >= (0, 5) and sim.config.partial_admission:
         found = _partial_search(sim, wl, cq_name, assigner, reducible)
         if found is not None:
             return found
     return full, []
 
 
-def _partial_search(sim: "Simulation", wl: SimWorkload, cq_name: str, assigner: FlavorAssigner,
+def _partial_search(sim: Simulation, wl: SimWorkload, cq_name: str, assigner: FlavorAssigner,
                     reducible: list[int]) -> tuple[Assignment, list[preemption.Target]] | None:
     """PodSetReducer.Search: the smallest reduction step i in [0, totalDelta] that fits (or can preempt);
     pod set j then runs count_j - delta_j * i // totalDelta pods."""
@@ -131,7 +104,7 @@ def _partial_search(sim: "Simulation", wl: SimWorkload, cq_name: str, assigner: 
     return found.get(lo)
 
 
-def run_cycle(sim: "Simulation") -> bool:
+def run_cycle(sim: Simulation) -> bool:
     """One cycle; True if it changed anything (admission, preemption, a workload parked)."""
     heads: list[tuple[str, SimWorkload]] = []
     for name in sim.active_cluster_queues():
@@ -153,7 +126,6 @@ def run_cycle(sim: "Simulation") -> bool:
         e.assignment, e.targets = get_assignments(sim, wl, cq_name)
         entries.append(e)
     if sim.fair_sharing is not None:
-        from kueueplan.simulate import fairsharing
         ordered = fairsharing.order_entries(sim, entries)
     else:
         ordered = sorted(entries, key=Entry.sort_key)
@@ -199,7 +171,7 @@ class _Claimed(dict[str, SimWorkload]):
             self.by_root.setdefault(root, []).append(wl)
 
 
-def _process(sim: "Simulation", e: Entry, claimed: _Claimed,
+def _process(sim: Simulation, e: Entry, claimed: _Claimed,
              temporary: list[tuple[str, dict[FR, int]]]) -> str:
     assert e.assignment is not None
     cq = sim.cluster.cluster_queues[e.cq]
@@ -244,6 +216,12 @@ def _process(sim: "Simulation", e: Entry, claimed: _Claimed,
         e.requeue_reason = PENDING_PREEMPTION
         e.message = f"waiting for {len(e.targets)} preempted workload(s)"
         return "preempt"
+    if sim.admission_blocked():
+        # waitForPodsReadyIfNeeded (scheduler.go): with blockAdmission nothing new is admitted while an admitted
+        # workload's pods are not all ready; Kueue's scheduler waits there, so the entry is retried afterwards.
+        e.requeue_reason = WAITING_FOR_PODS_READY
+        e.message = "waiting for all admitted workloads to be in PodsReady condition"
+        return "blocked"
     sim.admit(e.wl, e.cq, e.assignment)
     e.admitted = True
     return "admit"
@@ -267,10 +245,11 @@ def _to_reserve(e: Entry, node) -> dict[FR, int]:
     return {fr: v for fr, v in out.items() if v > 0}
 
 
-def namespace_ok(sim: "Simulation", wl: SimWorkload, cq_name: str) -> bool:
+def namespace_ok(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
     cq = sim.cluster.cluster_queues[cq_name]
     labels = sim.namespace_labels(wl.spec.namespace)
     return selector_matches(cq.namespace_selector, labels)
 
 
-__all__ = ["run_cycle", "get_assignments", "Entry", "MODE_FIT", "MODE_NO_FIT", "MODE_PREEMPT"]
+__all__ = ["run_cycle", "get_assignments", "Entry", "MODE_FIT", "MODE_NO_FIT", "MODE_PREEMPT", "NO_FIT", "NO_CANDIDATES",
+           "FAILED_AFTER_NOMINATION", "PENDING_PREEMPTION", "NAMESPACE_MISMATCH", "GENERIC", "WAITING_FOR_PODS_READY"]

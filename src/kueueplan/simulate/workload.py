@@ -13,6 +13,7 @@ INADMISSIBLE = "Inadmissible"
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
 FINISHED = "Finished"
+DEACTIVATED = "Deactivated"  # evicted and never requeued (second edition)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class LastAssignment:
         return self.tried[pod_set].get(resource, -1) + 1
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # one per workload: slots keep 50,000 of them small
 class SimWorkload:
     seq: int  # creation order: Kueue's creation-time/UID tie-breaker
     spec: WorkloadSpec
@@ -60,7 +61,18 @@ class SimWorkload:
     gone: bool = False  # finished or deleted: never scheduled again
     run_token: int = 0  # invalidates a scheduled completion after an eviction
     last_assignment: LastAssignment | None = None  # flavor scan progress, while it waits
-    checks: dict[str, str] = field(default_factory=dict)  # admission check -> Pending/Ready
+    checks: dict[str, str] = field(default_factory=dict)  # admission check -> Pending/Ready/Retry/Rejected
+    # second edition: the controllers around the scheduler
+    pods_ready_after: int = 0  # ms after admission; scenario.NEVER = never
+    pods_ready: bool = False  # PodsReady condition since the last admission
+    requeue_count: int = 0  # Kueue's status.requeueState.count (PodsReadyTimeout evictions), never reset
+    requeue_at: int | None = None  # in backoff until then (not in its queue)
+    check_attempts: dict[str, int] = field(default_factory=dict)  # provisioning attempts per check
+    max_exec: int | None = None  # ms, kueue.x-k8s.io/max-exec-time-seconds
+    past_exec: int = 0  # ms admitted before the last eviction (AccumulatedPastExecutionTimeSeconds)
+    resubmit_after: int | None = None  # ms: recreate this Pod as <name>-rN after a preemption
+    template: Any = None  # the scenario entry it came from (resubmission copies it)
+    unmanaged: bool = False  # Kueue would not manage it: no quota, no events
     _equivalence: tuple[Any, tuple[Any, ...]] | None = field(default=None, repr=False)  # (spec, hash)
 
     @property
@@ -70,6 +82,10 @@ class SimWorkload:
     @property
     def priority(self) -> int:
         return self.spec.priority
+
+    @property
+    def admitted_not_ready(self) -> bool:
+        return self.state == ADMITTED and not self.pods_ready
 
     @property
     def holds_quota(self) -> bool:

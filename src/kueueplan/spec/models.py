@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from kueueplan.kube.configschema import json_schema as _configuration_schema
+from kueueplan.kube.configuration import Configuration as _KueueConfiguration
 from kueueplan.spec.types import (
     AnnotationMap,
     DnsLabel,
     LabelMap,
     DnsSubdomain,
     Duration,
+    DurationOrNever,
     Quantity,
     ResourceName,
     StringMap,
@@ -220,8 +223,11 @@ class LabelSelector(Strict):
 class Expectation(Strict):
     admittedWithin: Duration | None = None
     neverPreempted: bool | None = None
+    preempted: bool | None = Field(default=None, description="true: preempted at least once")
+    evicted: Literal["PodsReadyTimeout", "AdmissionCheck", "Deactivated", "Any"] | None = Field(
+        default=None, description="Evicted at least once with this reason (Any: any eviction)")
     finishedBy: Duration | None = None
-    state: Literal["Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished"] | None = None
+    state: Literal["Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished", "Deactivated"] | None = None
     probability: float | None = Field(
         default=None, gt=0, le=1, description="With `simulate --runs N`: the share of runs in which this must hold "
                                               "(default 1: every run); one run ignores it")
@@ -307,6 +313,13 @@ class Load(Strict):
     runFor: Duration | RunTime | None = Field(default=None, description="A duration, or a distribution to draw from")
     count: int = Field(default=1, ge=1, le=100_000)
     every: Duration | None = None
+    podsReadyAfter: DurationOrNever | None = Field(
+        default=None, description="Time from admission until all its pods are ready (node provisioning, image "
+                                  "pulls); `never`: they never are. Under waitForPodsReady a late workload is "
+                                  "evicted and requeued")
+    resubmitAfterPreemption: Duration | None = Field(
+        default=None, description="Pods only: an outside controller (SkyPilot, a workflow engine) creates the "
+                                  "preempted Pod again this long after each preemption")
     arrivals: Arrivals | None = Field(default=None, description="Stochastic arrivals; with `for` and/or `count`")
     for_: Duration | None = Field(default=None, alias="for", description="How long stochastic arrivals last")
     priority: DnsLabel | None = Field(default=None, description="Override the workload's priority")
@@ -362,6 +375,10 @@ class WorkloadSpec(Strict):
 
 # --------------------------------------------------------------------------- Environment
 
+# Kueue's own model (kube.configuration), with a schema for editors that mirrors Kueue's strict decoding.
+KueueConfiguration = Annotated[_KueueConfiguration | None, WithJsonSchema(_configuration_schema())]
+
+
 
 class ArgoCD(Strict):
     repoURL: str
@@ -398,6 +415,12 @@ class EnvironmentSpec(Strict):
                    dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
         description="kind -> name -> partial spec, merged over the base (JSON merge patch; quotas merge by flavor)")
+    configuration: KueueConfiguration = Field(
+        default=None,
+        description="Kueue's own Configuration (config.kueue.x-k8s.io, as in controller_manager_config.yaml) for "
+                    "this environment's release: `build` renders it over the release's shipped file as the "
+                    "kueue-manager-config ConfigMap, `simulate` runs with it. apiVersion defaults to the release's "
+                    "(v1beta2 from Kueue v0.15)")
     simulation: Simulation | None = None
     argocd: ArgoCD | None = None
     flux: Flux | None = None

@@ -81,6 +81,16 @@ _DURATION_SCHEMA = {
     "description": "A duration such as 90s, 15m, 1h30m, or a number of seconds",
 }
 
+
+
+def _check_duration_or_never(value: Any) -> Any:
+    return value if value == "never" else _check_duration(value)
+
+
+DurationOrNever = Annotated[Any, BeforeValidator(_check_duration_or_never), WithJsonSchema(
+    {"anyOf": [_DURATION_SCHEMA, {"const": "never"}],
+     "description": "A duration such as 90s, 15m, 1h30m, a number of seconds, or `never`"})]
+
 DnsLabel = Annotated[str, BeforeValidator(_check_label),
                      WithJsonSchema({"type": "string", "maxLength": 63, "pattern": DNS_LABEL_PATTERN})]
 DnsSubdomain = Annotated[str, BeforeValidator(_check_subdomain),

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kueueplan.kube.quantity import QUANTITY_PATTERN
 from kueueplan.validate.schema import Check, SchemaCompiler
 
 
@@ -47,6 +48,9 @@ def _definitions() -> dict[str, Any]:
 
 def _resolve(ref: str) -> dict[str, Any]:
     name = ref.rsplit("/", 1)[-1]
+    if name == "io.k8s.apimachinery.pkg.api.resource.Quantity":
+        # The bundled schema accepts any string; the API server parses it (requests: {gpu: "8 GPUs"} is refused).
+        return {"type": ["string", "number", "null"], "pattern": QUANTITY_PATTERN}
     return _definitions()[name]
 
 

@@ -213,8 +213,13 @@ def _scan(raw: bytes) -> list[tuple[str, str, list[str]]] | None:
     return out or None
 
 
+# Bumped when what a cached parse means changes: entries written by kueueplan versions that loaded CRDs without
+# the safe loader's limits (an alias bomb beside a CRD went unnoticed) are never read again.
+_CACHE_FORMAT = b"kueueplan-crd-cache-2\0"
+
+
 def _cache_path(raw: bytes) -> Path:
-    return cache_dir() / "parsed" / f"{hashlib.sha256(raw).hexdigest()}.json"
+    return cache_dir() / "parsed" / f"{hashlib.sha256(_CACHE_FORMAT + raw).hexdigest()}.json"
 
 
 def _parse_cached(path: Path, raw: bytes | None = None) -> list[Any]:

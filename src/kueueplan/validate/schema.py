@@ -16,6 +16,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
+from kueueplan.kube.quantity import QUANTITY_PATTERN, quantity_hint
 from kueueplan.validate.regex import RegexError, compile_regex
 
 Path = tuple[str | int, ...]
@@ -154,9 +155,12 @@ class SchemaCompiler:
                     if isinstance(v, str):
                         o.append((p, "schema", f"the schema's pattern cannot be checked: {problem}"))
             else:
+                quantity = text == QUANTITY_PATTERN  # a resource.Quantity: say what to write, not the regex
+
                 def pattern(v: Any, p: Path, o: list[Issue]) -> None:
                     if isinstance(v, str) and not regex.search(v):
-                        o.append((p, "schema", f"{_short(v)} should match '{text}'"))
+                        o.append((p, "schema", f"{_short(v)} is not a quantity: {quantity_hint(v)}" if quantity
+                                  else f"{_short(v)} should match '{text}'"))
             checks.append(pattern)
         lo, hi = schema.get("minLength"), schema.get("maxLength")
         if lo is not None or hi is not None:

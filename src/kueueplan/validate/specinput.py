@@ -14,6 +14,7 @@ from kueueplan.validate.model import Obj, make_obj
 
 # Which spec kinds a compiled kind comes from.
 _SOURCES = {
+    "ConfigMap": ("Environment",),  # kueue-manager-config: the Environment's `configuration`
     "ResourceFlavor": ("ResourceFlavor",), "WorkloadPriorityClass": ("Priority",), "PriorityClass": ("Priority",),
     "Cohort": ("Cohort",), "AdmissionCheck": ("AdmissionCheck",), "ProvisioningRequestConfig": ("AdmissionCheck",),
     "ClusterQueue": ("Team",), "LocalQueue": ("Team",), "Namespace": ("Team",),
@@ -31,6 +32,7 @@ def compiled_objects(folder: Path) -> list[Obj]:
     for env in sorted(environment_names(platform)):
         version = platform.environment(env).model.spec.kueueVersion
         entries = platform.resolve(env)  # with the environment's overlays: findings may point into them
+        entries["Environment"] = [platform.environment(env)]  # Kueue's Configuration comes from it
         for manifest in compile_environment(platform, env):
             if not isinstance(manifest, dict):
                 continue
@@ -48,9 +50,23 @@ def _locate(obj: Obj, entries: dict[str, list[Any]]) -> None:
     from kueueplan.compile.origin import spec_paths
 
     names = {obj.name, str(obj.labels.get(TEAM_LABEL, "")), obj.namespace or ""}
+    if obj.kind == "ConfigMap":
+        env = entries["Environment"][0]
+        obj.file, obj.origin_line = env.doc.file, env.doc.line
+        obj.origin = lambda path, entry=env: entry.locate([_config_path(path)])
+        return
     for spec_kind in _SOURCES.get(obj.kind, ()):
         for entry in entries.get(spec_kind, []):
             if entry.name in names:
                 obj.file, obj.origin_line = entry.doc.file, entry.doc.line
                 obj.origin = lambda path, entry=entry, data=obj.data: entry.locate(spec_paths(data, path))
                 return
+
+
+def _config_path(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """A path inside the ConfigMap's embedded file -> the path inside the Environment's spec that wrote it."""
+    from kueueplan.kube.configuration import CONFIGMAP_KEY
+
+    if tuple(path[:2]) == ("data", CONFIGMAP_KEY):
+        return ("configuration",) + tuple(path[2:])
+    return ("configuration",)

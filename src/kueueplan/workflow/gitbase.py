@@ -49,5 +49,13 @@ def export_at(ref: str, path: Path, dest: Path) -> Path:
     if done.returncode != 0:
         raise KueueplanError(f"git archive {ref} failed: {done.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
-        tar.extractall(dest, filter="data")  # "data" refuses links and paths leaving dest
+        try:
+            tar.extractall(dest, filter="data")  # "data" refuses links and paths leaving dest
+        except tarfile.FilterError as err:
+            member = getattr(err, "tarinfo", None)
+            name = member.name if member is not None else "?"
+            link = f" -> {member.linkname}" if member is not None and member.linkname else ""
+            raise KueueplanError(f"the base commit {ref} holds {name}{link}, a link leading out of the "
+                                 "repository; kueueplan does not follow it", file=name,
+                                 hint="replace the symlink with the file it points to") from None
     return target

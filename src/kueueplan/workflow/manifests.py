@@ -15,8 +15,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from kueueplan.errors import KueueplanError
+from kueueplan.errors import InputRefusedError, KueueplanError
 from kueueplan.kube import objects
+from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME
 from kueueplan.kube.quantity import QuantityError, canonical
 from kueueplan.kube import yamlio
 from kueueplan.kube.yamlio import Document, load_file
@@ -192,6 +193,7 @@ def semantic(data: Mapping[str, Any], file: str | None = None, line: int | None 
         return {"kind": "Namespace", **head}
     if obj is not None:
         body = _plain(obj)
+        body.pop("admissionMode", None)  # compared as written, under otherSpec.admissionScope
         if "resourceGroups" in body:
             body["resourceGroups"] = _sorted_groups(body["resourceGroups"])
         if isinstance(obj, objects.WorkloadPriorityClass):
@@ -204,10 +206,30 @@ def semantic(data: Mapping[str, Any], file: str | None = None, line: int | None 
                 body["otherSpec"] = _canonical_resources(other)
         return {**head, **body}
     rest = {k: v for k, v in cleaned.items() if k not in ("apiVersion", "metadata")}
+    if cleaned.get("kind") == "ConfigMap" and meta.get("name") == CONFIGMAP_NAME:
+        rest = _with_configuration(rest)
     group, _version = objects.api_version_of(cleaned)
     if group == "ray.io":
         _ray_defaults(rest.get("spec"))
     return {"group": group, **head, **_canonical_resources(rest)}
+
+
+def _with_configuration(rest: dict[str, Any]) -> dict[str, Any]:
+    """Kueue's Configuration compared field by field (`data.controller_manager_config.yaml.waitForPodsReady...`),
+    not as one block of text; left as text when it does not parse (validate says why)."""
+    data = rest.get("data")
+    text = data.get(CONFIGMAP_KEY) if isinstance(data, Mapping) else None
+    if not isinstance(text, str):
+        return rest
+    try:
+        docs = yamlio.load_text(text, file="<kueue-manager-config>")
+    except InputRefusedError:
+        raise
+    except KueueplanError:
+        return rest
+    if len(docs) != 1:
+        return rest
+    return {**rest, "data": {**data, CONFIGMAP_KEY: docs[0].data}}
 
 
 def _ray_defaults(spec: Any) -> None:

@@ -2,6 +2,7 @@
 
 from kueueplan.validate.rules import (  # noqa: F401
     admission,
+    configuration,
     core,
     crd,
     hygiene,

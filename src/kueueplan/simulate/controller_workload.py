@@ -1,0 +1,248 @@
+"""The Workload controller (pkg/controller/core/workload_controller.go) and the workload side of the scheduler's
+admit/evict (pkg/scheduler/scheduler.go admit, pkg/workload/evict).
+
+A mixin of `engine.Simulation`:
+- quota reservation and admission; pods become ready `podsReadyAfter` after admission and `runFor` counts from
+  then;
+- waitForPodsReady: reconcileNotReadyTimeout evicts (reason PodsReadyTimeout) a workload whose pods are not ready
+  `timeout` after its admission, UpdateRequeueState backs it off base*2^(n-1) (capped, no jitter), and
+  triggerDeactivation deactivates it when requeueState.count+1 > backoffLimitCount; blockAdmission
+  (scheduler.go waitForPodsReadyIfNeeded) admits nothing new while an admitted workload is not ready;
+- reconcileMaxExecutionTime: kueue.x-k8s.io/max-exec-time-seconds counts admitted time, past admissions included
+  (AccumulatedPastExecutionTimeSeconds), then deactivates (cause MaximumExecutionTimeExceeded);
+- WorkloadPriorityClass value changes reach pending and admitted workloads (the job reconciler updates
+  spec.priority of Workloads whose priority comes from a WorkloadPriorityClass);
+- queue-order timestamps (pkg/workload/workload.go GetQueueOrderTimestamp): the eviction time after a
+  PodsReadyTimeout (requeuingStrategy.timestamp Eviction) or an AdmissionCheck eviction, else creation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kueueplan.simulate.flavorassigner import Assignment
+from kueueplan.simulate.scenario import NEVER
+from kueueplan.simulate.workload import (ADMITTED, DEACTIVATED, PENDING, QUOTA_RESERVED, SimWorkload)
+
+PODS_READY_TIMEOUT = "PodsReadyTimeout"
+ADMISSION_CHECK = "AdmissionCheck"
+DEACTIVATED_REASON = "Deactivated"
+REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
+MAX_EXEC_EXCEEDED = "MaximumExecutionTimeExceeded"
+
+
+class WorkloadController:
+    # ------------------------------------------------------------------ reservation and admission
+
+    def admit(self, wl: SimWorkload, cq_name: str, assignment: Assignment) -> None:
+        """Reserve quota; Admitted at once when no admission check applies."""
+        wl.state = QUOTA_RESERVED
+        wl.cluster_queue = cq_name
+        wl.usage = dict(assignment.usage)
+        wl.assignment = assignment.flavors_by_pod_set()
+        wl.counts = {ps.name: ps.count for ps in assignment.pod_sets}
+        wl.reserved_at = self.now
+        self._reserve_seq += 1
+        wl.reserve_seq = self._reserve_seq
+        wl.message = ""
+        self.tree.cqs[cq_name].add_usages(wl.usage)
+        self.holders.setdefault(cq_name, {})[wl.key] = wl
+        self._rehash_holder(wl, True)
+        q = self.queues[cq_name]
+        if q.sticky == wl.key:
+            q.sticky = None
+        self.emit("QuotaReserved", wl)
+        if self._uses_afs(cq_name):
+            self.afs.push_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)  # updateEntryPenalty
+        if not self._start_checks(wl, cq_name):
+            self._set_admitted(wl)
+
+    def _set_admitted(self, wl: SimWorkload) -> None:
+        wl.state = ADMITTED
+        wl.admitted_at = self.now
+        if wl.key in self._holding_terms:
+            self._rehash_holder(wl, True)
+        wl.message = ""
+        self.emit("Admitted", wl)
+        if self._uses_afs(wl.cluster_queue):  # updateAfsConsumedUsage: decay to now, settle the penalty
+            lq = (wl.spec.namespace, wl.spec.queue_name or "")
+            self.afs.settle(lq, wl, self._afs_admitted_usage(wl.cluster_queue, lq), self.now)
+        token = wl.run_token
+        if wl.max_exec is not None:
+            self._push(self.now + max(0, wl.max_exec - wl.past_exec), self.P_TIMEOUT, "maxexec", (wl, token))
+        if wl.pods_ready_after == 0:
+            self._pods_ready(wl)
+            return
+        self._not_ready += 1
+        if wl.pods_ready_after != NEVER:
+            self._push(self.now + wl.pods_ready_after, self.P_PODS_READY, "podsready", (wl, token))
+        policy = self.config.pods_ready
+        if policy is not None:
+            self._push(self.now + policy.timeout, self.P_TIMEOUT, "podsreadytimeout", (wl, token))
+
+    def _pods_ready(self, wl: SimWorkload) -> None:
+        if wl.pods_ready_after != 0:
+            self._not_ready -= 1
+            if self._not_ready == 0 and self.config.pods_ready is not None and self.config.pods_ready.block_admission:
+                self._requeue_everything()
+        wl.pods_ready = True
+        self.emit("PodsReady", wl)
+        if wl.run_for is not None:
+            self._push(self.now + wl.run_for, self.P_COMPLETE, "complete", (wl, wl.run_token))
+
+    def admission_blocked(self) -> bool:
+        policy = self.config.pods_ready
+        return policy is not None and policy.block_admission and self._not_ready > 0
+
+    # ------------------------------------------------------------------ timers
+
+    def _on_pods_ready(self, wl: SimWorkload, token: int) -> None:
+        if wl.run_token == token and wl.state == ADMITTED and not wl.pods_ready:
+            self._pods_ready(wl)
+
+    def _on_pods_ready_timeout(self, wl: SimWorkload, token: int) -> None:
+        """reconcileNotReadyTimeout: deactivate past the requeuing limit, else evict and back off."""
+        if wl.run_token != token or wl.state != ADMITTED or wl.pods_ready:
+            return
+        policy = self.config.pods_ready
+        if policy.backoff_limit is not None and wl.requeue_count + 1 > policy.backoff_limit:
+            self.deactivate(wl, REQUEUING_LIMIT_EXCEEDED)
+            return
+        wl.requeue_count += 1
+        self.evict(wl, reason=PODS_READY_TIMEOUT, backoff=policy.backoff_ms(wl.requeue_count))
+
+    def _on_max_exec(self, wl: SimWorkload, token: int) -> None:
+        if wl.run_token == token and wl.state == ADMITTED:
+            self.deactivate(wl, MAX_EXEC_EXCEEDED)
+
+    def _on_requeue(self, wl: SimWorkload) -> None:
+        """The backoff is over: the Requeued condition turns true and the queue manager takes it back."""
+        if wl.gone or wl.requeue_at != self.now or wl.holds_quota:
+            return
+        wl.requeue_at = None
+        self.emit("Requeued", wl)
+        cq = self._route(wl)
+        wl.cluster_queue = cq if cq is not None else wl.cluster_queue
+        wl.state = PENDING
+        self._place(wl)
+
+    # ------------------------------------------------------------------ losing quota
+
+    def _release(self, wl: SimWorkload) -> None:
+        cq = wl.cluster_queue
+        if wl.state == ADMITTED and wl.admitted_at is not None:
+            wl.past_exec += self.now - wl.admitted_at
+            if not wl.pods_ready and wl.pods_ready_after != 0:
+                self._not_ready -= 1
+                if self._not_ready == 0 and self.config.pods_ready is not None and \
+                        self.config.pods_ready.block_admission:
+                    self._requeue_everything()
+        wl.pods_ready = False
+        if wl.state == QUOTA_RESERVED and self._uses_afs(cq):
+            self.afs.drop_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)
+        if cq is not None and wl.holds_quota:
+            self._removals[cq] = self._removals.get(cq, 0) + 1
+        if cq is not None and cq in self.tree.cqs and wl.holds_quota:
+            self.tree.cqs[cq].remove_usages(wl.usage)
+        wl.last_assignment = None
+        if cq is not None:
+            self.holders.get(cq, {}).pop(wl.key, None)
+        self._rehash_holder(wl, False)
+        wl.usage = {}
+        wl.checks = {}
+        wl.run_token += 1
+        self._release_checks(wl)
+
+    def evict(self, wl: SimWorkload, preempted_by: SimWorkload | None = None, reason: str = "",
+              backoff: int | None = None) -> None:
+        """Loss of quota: preemption (with the preemptor) or eviction; back to the queue (after `backoff` ms)."""
+        cq = wl.cluster_queue
+        self._release(wl)
+        wl.evictions += 1
+        if preempted_by is not None:
+            self.emit("Preempted", wl, by=preempted_by.key, reason=reason)
+            wl.message = f"preempted by {preempted_by.key} ({reason})"
+        else:
+            self.emit("Evicted", wl, reason=reason)
+            wl.message = f"evicted ({reason})"
+        if (reason == PODS_READY_TIMEOUT and self.config.pods_ready.eviction_timestamp) or reason == ADMISSION_CHECK:
+            wl.queue_ts = self.now
+        else:
+            wl.queue_ts = wl.created_at
+        if preempted_by is not None and wl.spec.kind == "Pod":
+            self._end(wl, "Finished")  # Kueue deletes a preempted plain Pod
+            self._resubmit(wl)
+        elif backoff is not None:
+            wl.state = PENDING
+            wl.requeue_at = self.now + backoff
+            wl.message += f"; requeued at t={(self.now + backoff) / 1000:g}s after its backoff"
+            self._push(wl.requeue_at, self.P_REQUEUE, "requeue", wl)
+        else:
+            wl.state = PENDING
+            self._place(wl)
+        if cq is not None:
+            self._requeue_tree(cq)
+            self._finalize_deletions()
+
+    def deactivate(self, wl: SimWorkload, cause: str) -> None:
+        """spec.active=false (SetDeactivationTarget): evicted with reason Deactivated, never requeued."""
+        cq = wl.cluster_queue
+        holding = wl.holds_quota
+        self._release(wl)
+        wl.evictions += 1 if holding else 0
+        self.emit("Evicted", wl, reason=DEACTIVATED_REASON, cause=cause)
+        wl.state = DEACTIVATED
+        wl.gone = True
+        wl.requeue_at = None
+        wl.message = f"deactivated ({cause})"
+        if cq in self.queues:
+            self.queues[cq].remove(wl.key)
+        self.orphans.pop(wl.key, None)
+        if cq is not None:
+            self._requeue_tree(cq)
+            self._finalize_deletions()
+
+    def _complete(self, wl: SimWorkload) -> None:
+        cq = wl.cluster_queue
+        self._release(wl)
+        self._end(wl, "Finished")
+        if cq is not None:
+            self._requeue_tree(cq)
+        self._finalize_deletions()
+
+    def _end(self, wl: SimWorkload, event: str) -> None:
+        wl.state = "Finished"
+        wl.finished_at = self.now
+        wl.gone = True
+        wl.requeue_at = None
+        cq = wl.cluster_queue
+        if cq in self.queues:
+            self.queues[cq].remove(wl.key)
+        self.orphans.pop(wl.key, None)
+        self.emit(event, wl)
+
+    # ------------------------------------------------------------------ priority
+
+    def _refresh_priorities(self, wpc_name: str) -> None:
+        """A WorkloadPriorityClass changed value: Workloads whose priority comes from it follow."""
+        wpc = self.cluster.workload_priority_classes.get(wpc_name)
+        if wpc is None:
+            return
+        for wl in self.workloads:
+            spec = wl.spec
+            if wl.gone or wl.unmanaged or spec.priority_source != "WorkloadPriorityClass" or \
+                    spec.priority_class != wpc_name or spec.priority == wpc.value:
+                continue
+            queued = wl.cluster_queue in self.queues and not wl.holds_quota and wl.requeue_at is None \
+                and wl.key not in self.orphans
+            if queued:
+                self.queues[wl.cluster_queue].remove(wl.key)
+            wl.spec = dataclasses.replace(spec, priority=wpc.value)
+            if wl.holds_quota:
+                self._rehash_holder(wl, True)
+            if queued:
+                self._place(wl)
+
+
+__all__ = ["WorkloadController", "PODS_READY_TIMEOUT", "ADMISSION_CHECK", "REQUEUING_LIMIT_EXCEEDED",
+           "MAX_EXEC_EXCEEDED"]
