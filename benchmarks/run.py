@@ -18,6 +18,7 @@ BENCHMARKS = [
     ("build: 1,000-team spec, two environments (target <= 5 s)", ["bench_build.py"]),
     ("validate: 1,000-tenant platform with CRD schemas and CEL (target <= 1 s)", ["bench_validate.py"]),
     ("CEL libraries on the CRDs' rules", ["bench_validate.py", "--cel-libraries"]),
+    ("validate: ValidatingAdmissionPolicies on 1,000 tenants (issue 15)", ["bench_vap.py"]),
     ("simulate: Kueue's scheduler performance inputs (targets <= 5 s and <= 30 s)", ["bench_simulate.py"]),
     ("input limits: real work accepted, hostile input refused (targets <= 10 s, <= 1 GB)", ["bench_limits.py"]),
     ("capacity planning: Monte-Carlo runs and quota search", ["bench_planning.py"]),

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from kueueplan.emit import render_environment
-from kueueplan.emit.build import build
+from kueueplan.emit.build import build, render
 from kueueplan.emit.writer import LOCK_NAME, recover, write_tree
 from kueueplan.emit.yaml import MARKER, dump_manifests
 from kueueplan.errors import KueueplanError
@@ -41,7 +41,7 @@ def test_kustomization_lists_the_files_in_apply_order(tmp_path: Path) -> None:
     # prod declares Kueue's Configuration: its ConfigMap comes first, with the cluster-scoped building blocks
     assert resources[:3] == ["kueue-manager-config.yaml", "namespaces.yaml", "resourceflavors.yaml"]
     assert resources.index("clusterqueues.yaml") < resources.index("localqueues.yaml") < resources.index("rayjobs.yaml")
-    listed = set(resources) | {"kustomization.yaml", "argocd-application.yaml", "argocd-cm-health.yaml"}
+    listed = set(resources) | {"kustomization.yaml", "argocd-application.yaml"}
     # objects with generateName (`kubectl create`, never synced) stand beside the kustomization, unlisted
     assert {p.name for p in prod.iterdir() if not p.name.endswith(".create.yaml")} == listed
     assert not any(r.endswith(".create.yaml") for r in resources)
@@ -208,11 +208,20 @@ def test_argocd_and_flux_objects_point_at_the_environment_folder(tmp_path: Path)
     app = yaml.safe_load((tmp_path / "repo/gen/prod/argocd-application.yaml").read_text())
     flux = yaml.safe_load((tmp_path / "repo/gen/prod/flux-kustomization.yaml").read_text())
     assert app["kind"] == "Application" and app["spec"]["source"]["path"] == "gen/prod"
-    assert {"group": "ray.io", "kind": "RayJob", "jsonPointers": ["/spec/suspend"]} in app["spec"]["ignoreDifferences"]
+    etl = next(e for e in app["spec"]["ignoreDifferences"] if e["name"] == "feature-etl")
+    assert etl["kind"] == "RayJob" and ".spec.suspend" in etl["jqPathExpressions"]
     assert flux["kind"] == "Kustomization" and flux["spec"]["path"] == "./gen/prod" and flux["spec"]["prune"] is True
-    # Without the flags nothing GitOps-specific is written (the demo configures neither).
-    build(spec, tmp_path / "repo" / "gen")
+    # Without the flags, and with no argocd:/flux: block, nothing GitOps-specific is written.
+    for env_file in spec.glob("env-*.yaml"):
+        text = env_file.read_text()
+        env_file.write_text(text[:text.index("  # Argo CD:")] if "  # Argo CD:" in text else text)
+    from kueueplan.workflow.check import drift
+
+    stale = {d.path: d.problem for d in drift(render(spec, tmp_path / "repo" / "gen").files, tmp_path / "repo" / "gen")}
+    assert stale["argocd-cm/resource-customizations.yaml"] == "stale"
+    build(spec, tmp_path / "repo" / "gen")  # the fragment goes with the last Application
     assert not (tmp_path / "repo/gen/prod/argocd-application.yaml").exists()
+    assert not (tmp_path / "repo/gen/argocd-cm").exists()
 
 
 def test_a_build_failing_midway_leaves_the_old_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

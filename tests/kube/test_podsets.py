@@ -148,7 +148,7 @@ def test_versions_and_errors() -> None:
     with pytest.raises(KueueplanError):
         version_tuple("latest")
     with pytest.raises(KueueplanError):
-        pod_sets_for({"kind": "Deployment", "metadata": {"name": "d"}})
+        pod_sets_for({"kind": "SparkApplication", "metadata": {"name": "d"}})
     with pytest.raises(KueueplanError):
         pod_sets_for({"kind": "Pod", "metadata": {"name": "p"},
                       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}})

@@ -82,7 +82,7 @@ def test_expectation_success_exits_0(tmp_path: Path) -> None:
     (BASE.replace("runFor: 1m", "runFor: soon"), "is not a duration", 18),
     (BASE.replace("kind: Scenario", "kind: Scenery"), "kind must be Scenario", 2),
     (BASE.replace("nominalQuota: 1}", "nominalQuota: lots}"), "not a valid quantity", 7),
-    (BASE.replace("kind: Job\n", "kind: Deployment\n"), "not supported", 22),
+    (BASE.replace("kind: Job\n", "kind: SparkApplication\n"), "not supported", 22),
     (BASE + "  manifestFiles: [/etc/passwd]\n", "absolute", 26),
     (BASE + "  manifestFiles: [../../../../../etc]\n", "leaves", 26),
     (BASE + "  bogus: 1\n", "unknown field spec.bogus", 26),

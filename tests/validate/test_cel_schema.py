@@ -92,6 +92,11 @@ def test_cel_k8s_extensions() -> None:
     assert _cel("'ABC'.matches('^(?i)[a-z]+$')", {}) is None
     assert _cel("isQuantity('500m') && !isQuantity('five')", {}) is None
     assert _cel("quantity('1Gi') > quantity('1G')", {}) is None
+    # the rest of the Kubernetes library (kueueplan.validate.celk8s), as CRD rules get it on the server
+    assert _cel("self.name.lowerAscii() == self.name && self.name.split('-').size() == 2", {"name": "ab-c"}) is None
+    assert _cel("self.name.lowerAscii() == self.name", {"name": "Ab"}) == "nope"
+    assert _cel("self.levels.isSorted() && quantity(self.q).isLessThan(quantity('1Gi'))",
+                {"levels": [1, 2], "q": "1Mi"}) is None
 
 
 def test_pruning_keeps_what_the_rule_reads_and_refuses_whole_object_equality() -> None:

@@ -228,14 +228,15 @@ def run_action(repo_dir: Path, repo: Path, inputs: dict[str, str], api: str, tmp
         path = f"{_pip_shim(tmp)}:{BIN}:{os.environ['PATH']}" if step.get("id") == "install" else \
             f"{BIN}:{os.environ['PATH']}"
         done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd, capture_output=True,
-            text=True, env={"PATH": path, "HOME": str(tmp), "RUNNER_TEMP": str(tmp),
-                            "GITHUB_OUTPUT": str(output), "GITHUB_REPOSITORY": "acme/platform",
-                            "GITHUB_API_URL": api, "GITHUB_WORKSPACE": str(repo), **env})
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True,  # one stream in time order, as the runner's log
+            env={"PATH": path, "HOME": str(tmp), "RUNNER_TEMP": str(tmp),
+                 "GITHUB_OUTPUT": str(output), "GITHUB_REPOSITORY": "acme/platform",
+                 "GITHUB_API_URL": api, "GITHUB_WORKSPACE": str(repo), **env})
         outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
         if step.get("id"):
             ctx["steps"][step["id"]] = {"outputs": outputs}
-        ran.append((step["name"], done.returncode, done.stdout + done.stderr))
+        ran.append((step["name"], done.returncode, done.stdout))
         failed = failed or done.returncode != 0
     return {"ran": ran, "uses": uses, "steps": ctx["steps"], "failed": failed}
 
@@ -442,3 +443,24 @@ def test_validate_hook_applies_the_policies_folder(repo_dir: Path, demo_repo: Pa
     policy.write_text(policy.read_text() + "  teamLabel: again\n")  # a broken policy edit
     done = _run_hook(hook, demo_repo)
     assert done.returncode == 2 and "policies/platform.yaml" in done.stderr, done.stdout + done.stderr
+
+
+def test_workflow_commands_printed_by_a_hostile_pr_stay_inside_the_fence(repo_dir: Path, demo_repo: Path, github,
+                                                                         tmp_path: Path) -> None:
+    _fake, api = github
+    # A file name with a newline: kueueplan's error names it, so the step's log holds a `::error::` line.
+    (demo_repo / "environments" / "x\n::add-mask::ghs_test\n::error::pwned.yaml").write_text("kind: [\n")
+    _git(demo_repo, "add", ".")
+    _git(demo_repo, "commit", "-q", "-m", "hostile name")
+    result = run_action(repo_dir, demo_repo, {"comment": "false", "sarif": "false"}, api, tmp_path / "run")
+    [(_, _, log)] = [r for r in result["ran"] if r[0] == "kueueplan check"]
+    assert "::error::pwned" in log
+    fenced, token = False, None
+    for line in log.splitlines():
+        if line.startswith("::stop-commands::"):
+            fenced, token = True, line.split("::")[2]
+        elif token and line == f"::{token}::":
+            fenced = False
+        elif line.lstrip().startswith("::"):
+            assert fenced, f"a workflow command outside the fence: {line!r}"
+    assert token and len(token) == 32

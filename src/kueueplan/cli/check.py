@@ -27,8 +27,10 @@ from kueueplan.workflow.check import run_check
 @click.option("--policies", "policies", multiple=True, type=click.Path(),
               help="Policy file or folder (repeatable) [default: policies/ beside SPEC_DIR, if it exists].")
 @click.option("--no-policies", is_flag=True, help="Do not apply platform policies.")
+@click.option("--base", "base_ref", metavar="GIT_REF", default=None,
+              help="Also plan the apply from SPEC_DIR at GIT_REF (what Argo CD / Flux will do; policy read there).")
 def check(spec_dir: Path, gen_dir: Path | None, no_drift: bool, no_simulate: bool, fail_on: str, fmt: str,
-          crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool) -> None:
+          crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool, base_ref: str | None) -> None:
     """Build to a temporary folder and compare with the committed gen/, validate, and simulate every
     environment's declared load against its expectations. Exit 0 ok, 1 problems found, 2 unusable input."""
     from kueueplan.spec.load import resolve_spec_dir
@@ -38,6 +40,6 @@ def check(spec_dir: Path, gen_dir: Path | None, no_drift: bool, no_simulate: boo
     beside = spec_dir.parent / "policies"
     policy_paths = [] if no_policies else list(policies) or ([str(beside)] if beside.is_dir() else [])
     report = run_check(spec_dir, gen, fail_on, simulate=not no_simulate, crds=list(crds) or None,
-                       policies=policy_paths)
+                       policies=policy_paths, base_ref=base_ref)
     click.echo({"text": text, "markdown": markdown, "json": as_json}[fmt](report), nl=False)
     sys.exit(report.exit_code)

@@ -12,6 +12,7 @@ from kueueplan.cli import main
 from kueueplan.errors import KueueplanError
 from kueueplan.report.diff import as_json, markdown, text
 from kueueplan.workflow.diff import diff_sides
+from kueueplan.workflow.applyplan import apply_allowance
 from kueueplan.workflow.gitbase import export_at
 from kueueplan.workflow.simulation import simulate_side
 from kueueplan.workflow.sources import load_side
@@ -25,11 +26,17 @@ from kueueplan.workflow.sources import load_side
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
               show_default=True)
 @click.option("--no-simulate", is_flag=True, help="Skip the simulation delta.")
-def diff(paths: tuple[Path, ...], base_ref: str | None, env: str | None, fmt: str, no_simulate: bool) -> None:
-    """Quota, object and simulated-outcome changes between BASE and HEAD.
+@click.option("--policies", "policies", multiple=True, type=click.Path(path_type=Path),
+              help="PlatformPolicy file or folder whose `apply:` section allows apply steps (repeatable) "
+                   "[default: policies/ beside the path; with --base, as it is at GIT_REF].")
+def diff(paths: tuple[Path, ...], base_ref: str | None, env: str | None, fmt: str, no_simulate: bool,
+         policies: tuple[Path, ...]) -> None:
+    """Quota, object and simulated-outcome changes between BASE and HEAD, and what the apply will do.
 
     Each side is a spec folder or rendered manifests. Exit 1 when the change makes a declared workload
-    inadmissible or breaks an expectation.
+    inadmissible, breaks an expectation, or makes Argo CD / Flux delete a namespace or a workload, hit an
+    immutable field, leave admitted work over quota, drain a queue or change an admitted job's template,
+    unless the PlatformPolicy's `apply:` section allows it.
     """
     if base_ref is None and len(paths) != 2:
         raise KueueplanError("diff needs BASE and HEAD paths, or --base GIT_REF and one PATH")
@@ -38,8 +45,9 @@ def diff(paths: tuple[Path, ...], base_ref: str | None, env: str | None, fmt: st
     with tempfile.TemporaryDirectory(prefix="kueueplan-base-") as tmp:
         base_path = export_at(base_ref, paths[0], Path(tmp)) if base_ref else paths[0]
         head_path = paths[-1]
+        allow = apply_allowance(list(policies), paths[-1], base_ref, Path(tmp))
         report = diff_sides(load_side(base_path, env), load_side(head_path, env),
-                            None if no_simulate else simulate_side)
+                            None if no_simulate else simulate_side, allow)
         if base_ref:
             report.base = f"{paths[0]}@{base_ref}"
         render = {"text": text, "markdown": markdown, "json": as_json}[fmt]

@@ -15,7 +15,7 @@ from typing import Any
 
 from kueueplan.compile.configuration import manager_config_map
 from kueueplan.compile.context import EnvContext
-from kueueplan.compile.gitops import argocd_application, flux_kustomization
+from kueueplan.compile.gitops import argocd_application, flux_kustomization, protect_namespace
 from kueueplan.compile.kueue import (
     admission_checks,
     check_priorities,
@@ -32,7 +32,7 @@ from kueueplan.compile.workloads import workload_manifest, workload_plans
 from kueueplan.spec.load import Platform, load_spec
 
 Manifest = dict[str, Any]
-WORKLOAD_ORDER = ["RayJob", "RayCluster", "Job", "Pod"]
+WORKLOAD_ORDER = ["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"]
 
 __all__ = ["compile_environment", "compile_platform", "scenario_for", "EnvContext", "argocd_application",
            "flux_kustomization", "environment_names"]
@@ -43,7 +43,7 @@ def compile_context(ctx: EnvContext) -> list[Manifest]:
     plans = team_plans(ctx)
     manifests: list[Manifest] = []
     manifests += manager_config_map(ctx)
-    manifests += namespaces(ctx, plans)
+    manifests += [protect_namespace(ns) for ns in namespaces(ctx, plans)]
     manifests += resource_flavors(ctx)
     manifests += priority_classes(ctx)
     manifests += admission_checks(ctx)

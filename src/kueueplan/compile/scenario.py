@@ -18,7 +18,7 @@ from kueueplan.compile.workloads import check_priority, workload_manifest, workl
 from kueueplan.kube.quantity import canonical
 from kueueplan.spec.models import RunTime
 
-WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod"}
+WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"}
 
 
 def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],

@@ -12,8 +12,10 @@ from kueueplan.spec.load import Entry
 from kueueplan.spec.models import PodTemplate, WorkloadSpec
 
 Manifest = dict[str, Any]
-API_VERSIONS = {"RayJob": "ray.io/v1", "RayCluster": "ray.io/v1", "Job": "batch/v1", "Pod": "v1"}
-DEFAULT_CONTAINER = {"head": "ray-head", "worker": "ray-worker", "pod": "main"}
+API_VERSIONS = {"RayJob": "ray.io/v1", "RayCluster": "ray.io/v1", "Job": "batch/v1", "Pod": "v1",
+                "JobSet": "jobset.x-k8s.io/v1alpha2", "PyTorchJob": "kubeflow.org/v1"}
+# "pytorch": the training operator finds its default container by that name.
+DEFAULT_CONTAINER = {"head": "ray-head", "worker": "ray-worker", "pod": "main", "pytorch": "pytorch"}
 
 
 def _known(names: list[str]) -> str:
@@ -205,4 +207,33 @@ def _pod(entry: Entry, spec: WorkloadSpec) -> dict[str, Any]:
     return template["spec"]
 
 
-_BODIES = {"RayJob": _ray_job, "RayCluster": _ray_cluster, "Job": _job, "Pod": _pod}
+def _jobset(entry: Entry, spec: WorkloadSpec) -> dict[str, Any]:
+    jobs = []
+    for i, r in enumerate(spec.replicas):
+        job: dict[str, Any] = {}
+        if r.parallelism is not None:
+            job["parallelism"] = r.parallelism
+        if r.completions is not None:
+            job["completions"] = r.completions
+        job["template"] = _pod_template(entry, spec, r, "pod", ("replicas", i), restart_policy="Never")
+        typed: dict[str, Any] = {"name": r.name}
+        if r.replicas is not None:
+            typed["replicas"] = r.replicas
+        typed["template"] = {"spec": job}
+        jobs.append(_merge_under(copy.deepcopy(r.group), typed))  # group: the rest of the replicatedJob
+    return {"replicatedJobs": jobs}
+
+
+def _pytorchjob(entry: Entry, spec: WorkloadSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i, r in sorted(enumerate(spec.replicas), key=lambda ir: ir[1].name):  # Master before Worker, as Kueue
+        typed: dict[str, Any] = {} if r.replicas is None else {"replicas": r.replicas}
+        if "restartPolicy" not in r.group:
+            typed["restartPolicy"] = "OnFailure"
+        typed["template"] = _pod_template(entry, spec, r, "pytorch", ("replicas", i))
+        out[r.name.capitalize()] = _merge_under(copy.deepcopy(r.group), typed)
+    return {"pytorchReplicaSpecs": out}
+
+
+_BODIES = {"RayJob": _ray_job, "RayCluster": _ray_cluster, "Job": _job, "Pod": _pod, "JobSet": _jobset,
+           "PyTorchJob": _pytorchjob}

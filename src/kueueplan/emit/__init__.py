@@ -3,7 +3,7 @@
 Layout of OUT_DIR/<env>/ (only files with objects are written):
   kueue-manager-config.yaml (Kueue's Configuration, when the environment declares one), namespaces.yaml, resourceflavors.yaml, workloadpriorityclasses.yaml, admissionchecks.yaml,
   provisioningrequestconfigs.yaml, cohorts.yaml, clusterqueues.yaml, localqueues.yaml,
-  rayjobs.yaml, rayclusters.yaml, jobs.yaml, pods.yaml   -- listed in kustomization.yaml in this (apply) order
+  rayjobs.yaml, rayclusters.yaml, jobs.yaml, pods.yaml, jobsets.yaml, pytorchjobs.yaml   -- listed in kustomization.yaml in this (apply) order
   <kind>s.create.yaml      -- workloads with generateName (for `kubectl create -f`; not in the kustomization)
   argocd-application.yaml / flux-kustomization.yaml / kueue-helm-values.yaml  -- on request; not in the
   kustomization
@@ -32,6 +32,8 @@ FILE_ORDER = [
     ("RayCluster", "rayclusters.yaml"),
     ("Job", "jobs.yaml"),
     ("Pod", "pods.yaml"),
+    ("JobSet", "jobsets.yaml"),
+    ("PyTorchJob", "pytorchjobs.yaml"),
 ]
 _FILE_OF = dict(FILE_ORDER)
 

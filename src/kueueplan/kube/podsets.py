@@ -9,6 +9,12 @@ Follows ../shared/docs/workload-podsets.md (Kueue v0.19.2 with version switches)
   `kueue.x-k8s.io/job-min-parallelism`.
 - Pod: one pod set `main`, count 1.
 - kueue.x-k8s.io Workload: its podSets as written; queue from `spec.queueName`.
+- JobSet: one pod set per replicatedJob, replicas x min(parallelism, completions). PyTorchJob (Master, Worker)
+  and MPIJob (Launcher, Worker): one per replica type, replicas (default 1). TrainJob: the JobSet its runtime
+  (TrainingRuntime / ClusterTrainingRuntime, which must be among the inputs) builds. AppWrapper: one pod set per
+  declared or inferred component podSet, named <appwrapper>-<i>. LeaderWorkerSet: one Workload per group
+  (leader x1 + worker x(size-1)). StatefulSet: one pod-group Workload (`main` x replicas). Deployment: one Workload
+  per pod (`main` x1), `workload_count` of them.
 
 Per-pod requests: containers summed, init containers by max (sidecars additive), limits fill missing
 requests, pod-level requests override cpu/memory/hugepages, overhead added; in Kueue units
@@ -32,7 +38,12 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 NEWEST_VERSION = (0, 19)
-SUPPORTED_KINDS = ("RayJob", "RayCluster", "Job", "Pod", "Workload")
+# Job kinds of the integrations GPU platforms queue (pkg/controller/jobs/* in Kueue v0.19.2), see podsets_kinds.
+INTEGRATION_KINDS = ("JobSet", "PyTorchJob", "MPIJob", "TrainJob", "AppWrapper", "LeaderWorkerSet", "Deployment",
+                     "StatefulSet")
+SUPPORTED_KINDS = ("RayJob", "RayCluster", "Job", "Pod", "Workload") + INTEGRATION_KINDS
+# Kinds that serve until deleted: their Workloads never finish by themselves.
+SERVING_KINDS = ("RayCluster", "LeaderWorkerSet", "Deployment", "StatefulSet")
 
 _SUBMITTER_REQUESTS = {"cpu": "500m", "memory": "200Mi"}
 _SUBMITTER_LIMITS = {"cpu": "1", "memory": "1Gi"}
@@ -267,8 +278,287 @@ def _workload_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
     return sets
 
 
-def pod_sets_for(manifest: Mapping[str, Any], kueue_version: str | tuple[int, int] | None = None) -> tuple[PodSet, ...]:
-    """The pod sets of the Workload Kueue builds for this object (version-aware)."""
+# --------------------------------------------------------------------------- the other integrations
+# Each reads like Kueue v0.19.2's PodSets() for the kind (cited per function); counts apply the CRDs' defaults.
+
+
+def _int(value: Any, default: int, where: str) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise KueueplanError(f"{where} must be an integer, got {value!r}")
+    return value
+
+
+def _job_template_count(job_spec: Mapping[str, Any], where: str) -> int:
+    """min(parallelism, completions) of a Job template, parallelism defaulted to 1
+    (jobset_controller.go PodsCountPerReplica; the same rule as job_controller.go podsCount)."""
+    parallelism = _int(job_spec.get("parallelism"), 1, f"{where} parallelism")
+    completions = _int(job_spec.get("completions"), parallelism, f"{where} completions")
+    return min(parallelism, completions)
+
+
+def _jobset_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """pkg/controller/jobs/jobset/jobset_controller.go PodSets: one pod set per replicatedJob, named after it
+    (lower-cased, NewPodSetReference), count = replicas (CRD default 1) x PodsCountPerReplica."""
+    sets = []
+    for i, rj in enumerate(spec.get("replicatedJobs") or []):
+        rj = _spec(rj)
+        name = str(rj.get("name") or f"replicatedjob-{i}").lower()
+        at = f"{where} replicatedJob {name}"
+        job_spec = _spec(_spec(rj.get("template")).get("spec"))
+        count = _int(rj.get("replicas"), 1, f"{at} replicas") * _job_template_count(job_spec, at)
+        sets.append(_pod_set(name, count, _template_spec(job_spec.get("template")), at))
+    return sets
+
+
+def _replica_type_sets(specs: Any, order: tuple[str, ...], where: str) -> list[PodSet]:
+    """Kubeflow replica specs in the integration's fixed order; a type that is absent is skipped; count =
+    replicas (default 1). Keys match case-insensitively: the operators' defaulting webhooks camel-case them."""
+    by_lower = {str(k).lower(): _spec(v) for k, v in _spec(specs).items()}
+    sets = []
+    for rtype in order:
+        rs = by_lower.get(rtype.lower())
+        if rs is None:
+            continue
+        at = f"{where} {rtype}"
+        sets.append(_pod_set(rtype.lower(), _int(rs.get("replicas"), 1, f"{at} replicas"),
+                             _template_spec(rs.get("template")), at))
+    return sets
+
+
+def _pytorchjob_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go PodSets with pytorchjob_controller.go
+    OrderedReplicaTypes (Master, Worker); count = ptr.Deref(replicas, 1)."""
+    return _replica_type_sets(spec.get("pytorchReplicaSpecs"), ("Master", "Worker"), where)
+
+
+def _mpijob_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """pkg/controller/jobs/mpijob/mpijob_controller.go PodSets / orderedReplicaTypes (Launcher, Worker) of
+    mpi-operator v2beta1 mpiReplicaSpecs; count = ptr.Deref(replicas, 1)."""
+    return _replica_type_sets(spec.get("mpiReplicaSpecs"), ("Launcher", "Worker"), where)
+
+
+TRAINER_ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+
+
+RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")  # trainer.kubeflow.org
+
+
+def runtime_objects(objects: Any) -> dict[tuple[str, str, str], Mapping[str, Any]]:
+    """The Trainer runtimes among input objects, keyed as trainjob_runtime_key names them."""
+    out: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    for o in objects or ():
+        if isinstance(o, Mapping) and o.get("kind") in RUNTIME_KINDS \
+                and str(o.get("apiVersion", "")).startswith("trainer.kubeflow.org/"):
+            kind = str(o["kind"])
+            ns = "" if kind == "ClusterTrainingRuntime" else str(meta(o).get("namespace") or "default")
+            out[(kind, ns, str(meta(o).get("name") or ""))] = o
+    return out
+
+
+def trainjob_runtime_key(manifest: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(kind, namespace, name) of the runtime a TrainJob refers to; ClusterTrainingRuntime is the default kind."""
+    ref = _spec(_spec(manifest.get("spec")).get("runtimeRef"))
+    kind = str(ref.get("kind") or "ClusterTrainingRuntime")
+    ns = "" if kind == "ClusterTrainingRuntime" else str(meta(manifest).get("namespace") or "default")
+    return kind, ns, str(ref.get("name") or "")
+
+
+def _trainjob_pod_sets(manifest: Mapping[str, Any], spec: Mapping[str, Any], where: str,
+                       related: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> list[PodSet]:
+    """pkg/controller/jobs/trainjob/trainjob_controller.go PodSets: the JobSet pod sets of the child JobSet that
+    the Trainer (v2.2.1, Kueue v0.19.2's dependency) builds from the runtime. Runtime side
+    (kubeflow/trainer pkg/runtime/core/trainingruntime.go, plugins/jobset/builder.go, plugins/torch, plainml): each
+    replicatedJob counts its Job's parallelism (default 1); the one labelled
+    trainjob-ancestor-step=trainer counts mlPolicy.numNodes (default 1), overridden by spec.trainer.numNodes, with
+    replicas 1, and spec.trainer.resourcesPerNode replaces the resources of its container named `node` (also of
+    the `node` job of an MPI runtime with runLauncherAsNode); counts per _trainjob_count."""
+    key = trainjob_runtime_key(manifest)
+    runtime = related.get(key)
+    if runtime is None:
+        raise KueueplanError(f"{where}: its runtime {key[0]} {key[2]} is not among the inputs, so its pod sets "
+                             "are unknown (Kueue reads them from the runtime's JobSet template)",
+                             hint=f"add the {key[0]} {key[2]} manifest to the inputs")
+    rt_spec = _spec(runtime.get("spec"))
+    ml_policy = rt_spec.get("mlPolicy")
+    trainer = _spec(spec.get("trainer"))
+    jobset_spec = _spec(_spec(_spec(rt_spec.get("template")).get("spec")))
+    sets = []
+    for i, rj in enumerate(jobset_spec.get("replicatedJobs") or []):
+        rj = _spec(rj)
+        name = str(rj.get("name") or f"replicatedjob-{i}").lower()
+        at = f"{where} (runtime {key[2]}) replicatedJob {name}"
+        job_tpl = _spec(rj.get("template"))
+        job_spec = _spec(job_tpl.get("spec"))
+        pod_spec = _template_spec(job_spec.get("template"))
+        is_trainer = _spec(meta(job_tpl).get("labels")).get(TRAINER_ANCESTOR_LABEL) == "trainer"
+        count = _trainjob_count(rj, job_spec, name, is_trainer, ml_policy, trainer.get("numNodes"), at, where)
+        per_node = trainer.get("resourcesPerNode")
+        mpi = _spec(_spec(ml_policy).get("mpi"))
+        as_node = mpi.get("runLauncherAsNode") is True and name == "node"
+        if isinstance(per_node, Mapping) and isinstance(ml_policy, Mapping) and (is_trainer or as_node):
+            pod_spec = dict(pod_spec)
+            pod_spec["containers"] = [dict(c, resources=per_node) if _spec(c).get("name") == "node" else c
+                                      for c in pod_spec.get("containers") or []]
+        sets.append(_pod_set(name, count, pod_spec, at))
+    return sets
+
+
+def _trainjob_count(rj: Mapping[str, Any], job_spec: Mapping[str, Any], name: str, is_trainer: bool,
+                    ml_policy: Any, num_nodes: Any, at: str, where: str) -> int:
+    """Pods of one replicatedJob of a TrainJob's JobSet. trainingruntime.go: parallelism (default 1), the trainer
+    step mlPolicy.numNodes (default 1) with replicas 1; then the plugin of the policy: torch, jax and plainml set
+    the trainer step to the TrainJob's numNodes; mpi sets the job named `node` to numNodes, or numNodes - 1 (at
+    least 1) with runLauncherAsNode (plugins/mpi/mpi.go EnforceMLPolicy)."""
+    policy = _spec(ml_policy)
+    nodes = None if num_nodes is None else _int(num_nodes, 1, f"{where} spec.trainer.numNodes")
+    mpi = policy.get("mpi")
+    if isinstance(mpi, Mapping) and nodes is not None and name == "node":
+        return max(nodes - 1, 1) if _spec(mpi).get("runLauncherAsNode") is True else nodes
+    if is_trainer and isinstance(ml_policy, Mapping):
+        if nodes is not None and not isinstance(mpi, Mapping):
+            return nodes
+        return _int(policy.get("numNodes"), 1, f"{at} numNodes")
+    replicas = 1 if is_trainer else _int(rj.get("replicas"), 1, f"{at} replicas")
+    return replicas * _int(job_spec.get("parallelism"), 1, f"{at} parallelism")
+
+
+def _appwrapper_pod_sets(manifest: Mapping[str, Any], spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """pkg/controller/jobs/appwrapper/appwrapper_controller.go PodSets: over all components, each declared
+    podSet (or, none declared, the ones appwrapper v1.2 infers for known kinds: project-codeflare/appwrapper
+    pkg/utils/utils.go InferPodSets), named <appwrapper>-<index>, count = replicas (default 1)."""
+    aw_name = str(meta(manifest).get("name") or "appwrapper")
+    sets: list[PodSet] = []
+    for ci, comp in enumerate(spec.get("components") or []):
+        comp = _spec(comp)
+        template = _spec(comp.get("template"))
+        declared = comp.get("podSets")
+        pod_sets = [_spec(p) for p in declared] if isinstance(declared, list) and declared else \
+            _appwrapper_infer(template)
+        for ps in pod_sets:
+            path = str(ps.get("path") or "")
+            at = f"{where} component {ci} podSet {path}"
+            pts = _aw_path(template, path)
+            if not isinstance(pts, Mapping) or not isinstance(pts.get("spec"), Mapping):
+                continue  # GetComponentPodSpecs skips a path that holds no pod template
+            count = _int(ps.get("replicas"), 1, f"{at} replicas")
+            sets.append(_pod_set(f"{aw_name}-{len(sets)}".lower(), count, _spec(pts["spec"]), at))
+    return sets
+
+
+_AW_PATH = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _aw_path(template: Mapping[str, Any], path: str) -> Any:
+    """appwrapper utils.go getValueAtPath: 'template' then .field and [index] steps."""
+    if not path.startswith("template"):
+        return None
+    cursor: Any = template
+    rest = path[len("template"):]
+    pos = 0
+    while pos < len(rest):
+        m = _AW_PATH.match(rest, pos)
+        if m is None:
+            return None
+        if m.group(1) is not None:
+            cursor = cursor.get(m.group(1)) if isinstance(cursor, Mapping) else None
+        else:
+            idx = int(m.group(2))
+            cursor = cursor[idx] if isinstance(cursor, list) and idx < len(cursor) else None
+        if cursor is None:
+            return None
+        pos = m.end()
+    return cursor
+
+
+def _appwrapper_infer(template: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """appwrapper utils.go InferPodSets for the kinds it knows (by apiVersion and kind)."""
+    gvk = (str(template.get("apiVersion")), str(template.get("kind")))
+    t = _spec(template.get("spec"))
+
+    def count_at(path: str) -> int | None:
+        v = _aw_path(template, path)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    if gvk == ("batch/v1", "Job"):
+        return [{"path": "template.spec.template", "replicas": _job_template_count(t, "Job")}]
+    if gvk == ("jobset.x-k8s.io/v1alpha2", "JobSet"):
+        out = []
+        for i, rj in enumerate(t.get("replicatedJobs") or []):
+            p = f"template.spec.replicatedJobs[{i}]."
+            if _aw_path(template, p + "template") is None:
+                continue
+            pods = count_at(p + "template.spec.parallelism") or 1
+            comp = count_at(p + "template.spec.completions")
+            pods = comp if comp is not None and comp < pods else pods
+            out.append({"path": p + "template.spec.template", "replicas": (count_at(p + "replicas") or 1) * pods})
+        return out
+    if gvk == ("kubeflow.org/v1", "PyTorchJob"):
+        return [{"path": f"template.spec.pytorchReplicaSpecs.{r}.template",
+                 "replicas": count_at(f"template.spec.pytorchReplicaSpecs.{r}.replicas") or 1}
+                for r in ("Master", "Worker") if _aw_path(template, f"template.spec.pytorchReplicaSpecs.{r}.template")]
+    if gvk in (("ray.io/v1", "RayCluster"), ("ray.io/v1", "RayJob")):
+        prefix = "template.spec." if gvk[1] == "RayCluster" else "template.spec.rayClusterSpec."
+        out = [{"path": prefix + "headGroupSpec.template", "replicas": 1}]
+        workers = _aw_path(template, prefix + "workerGroupSpecs")
+        for i in range(len(workers) if isinstance(workers, list) else 0):
+            p = f"{prefix}workerGroupSpecs[{i}]."
+            if _aw_path(template, p + "template") is not None:
+                out.append({"path": p + "template", "replicas": count_at(p + "replicas") or 1})
+        return out
+    if gvk == ("v1", "Pod"):
+        return [{"path": "template", "replicas": 1}]
+    if gvk in (("apps/v1", "Deployment"), ("apps/v1", "StatefulSet")):
+        return [{"path": "template.spec.template", "replicas": count_at("template.spec.replicas") or 1}]
+    return []
+
+
+def _leaderworkerset_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """pkg/controller/jobs/leaderworkerset/leaderworkerset_reconciler.go podSets (one Workload per group): with a
+    leaderTemplate, `leader` x1 and `worker` x(size-1); without, `main` x size (size default 1)."""
+    lwt = _spec(spec.get("leaderWorkerTemplate"))
+    size = _int(lwt.get("size"), 1, f"{where} leaderWorkerTemplate.size")
+    worker = _template_spec(lwt.get("workerTemplate"))
+    if isinstance(lwt.get("leaderTemplate"), Mapping):
+        return [_pod_set("leader", 1, _template_spec(lwt["leaderTemplate"]), f"{where} leader"),
+                _pod_set("worker", size - 1, worker, f"{where} worker")]
+    return [_pod_set("main", size, worker, f"{where} worker")]
+
+
+def _statefulset_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """pkg/controller/jobs/statefulset/statefulset_reconciler.go constructWorkload (v0.17+): one pod group
+    Workload, pod set `main` x replicas (default 1). (v0.16 built the same group through the pod webhook, the pod
+    set named by the pods' role hash: same arithmetic.)"""
+    return [_pod_set("main", _int(spec.get("replicas"), 1, f"{where} replicas"),
+                     _template_spec(spec.get("template")), where)]
+
+
+def _deployment_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """The pod integration (pod_controller.go constructPodSet) for each of the Deployment's pods: `main` x1.
+    workload_count gives the number of pods (replicas)."""
+    return [_pod_set("main", 1, _template_spec(spec.get("template")), where)]
+
+
+_INTEGRATION_POD_SETS: dict[str, Any] = {
+    "JobSet": lambda m, s, w, v, r: _jobset_pod_sets(s, w),
+    "PyTorchJob": lambda m, s, w, v, r: _pytorchjob_pod_sets(s, w),
+    "MPIJob": lambda m, s, w, v, r: _mpijob_pod_sets(s, w),
+    "TrainJob": lambda m, s, w, v, r: _trainjob_pod_sets(m, s, w, r),
+    "AppWrapper": lambda m, s, w, v, r: _appwrapper_pod_sets(m, s, w),
+    "LeaderWorkerSet": lambda m, s, w, v, r: _leaderworkerset_pod_sets(s, w),
+    "StatefulSet": lambda m, s, w, v, r: _statefulset_pod_sets(s, w),
+    "Deployment": lambda m, s, w, v, r: _deployment_pod_sets(s, w),
+}
+
+
+def pod_sets_for(manifest: Mapping[str, Any], kueue_version: str | tuple[int, int] | None = None,
+                 related: Mapping[tuple[str, str, str], Mapping[str, Any]] | None = None) -> tuple[PodSet, ...]:
+    """The pod sets of the Workload Kueue builds for this object (version-aware).
+
+    For a kind that makes one Workload per group or pod (LeaderWorkerSet, Deployment) these are the pod sets of
+    each of its Workloads; `workload_count` says how many. `related` holds other input objects by
+    (kind, namespace, name) (a TrainJob's runtime); namespace "" for cluster-scoped ones."""
     version = kueue_version if isinstance(kueue_version, tuple) else version_tuple(kueue_version)
     kind = manifest.get("kind")
     name = meta(manifest).get("name") or meta(manifest).get("generateName") or "?"
@@ -285,6 +575,8 @@ def pod_sets_for(manifest: Mapping[str, Any], kueue_version: str | tuple[int, in
             return (_pod_set("main", 1, spec, where),)
         if kind == "Workload":
             return tuple(_workload_pod_sets(spec, where))
+        if kind in INTEGRATION_KINDS:
+            return tuple(_INTEGRATION_POD_SETS[kind](manifest, spec, where, version, related or {}))
     except (TypeError, ValueError) as err:
         raise KueueplanError(f"{where}: {err}") from None
     raise KueueplanError(f"{where}: kind {kind!r} is not a workload kind this tool models",
@@ -296,7 +588,22 @@ def queue_name_of(manifest: Mapping[str, Any]) -> str | None:
         q = _spec(manifest.get("spec")).get("queueName")
         return str(q) if q else None
     q = _spec(meta(manifest).get("labels")).get(QUEUE_LABEL)
+    if not q and manifest.get("kind") == "Deployment":
+        # Each pod is its own Workload through the pod integration, and the pod reads its own label: the
+        # deployment webhook only copies the Deployment's label onto the template (deployment_webhook.go Default).
+        q = _spec(meta(_spec(_spec(manifest.get("spec")).get("template"))).get("labels")).get(QUEUE_LABEL)
     return str(q) if q else None
+
+
+def workload_count(manifest: Mapping[str, Any]) -> int:
+    """How many Workloads Kueue makes for this object: one per LeaderWorkerSet group
+    (leaderworkerset_reconciler.go: one per index below spec.replicas, default 1), one per Deployment pod (the pod
+    integration; replicas default 1), else one."""
+    kind = manifest.get("kind")
+    if kind in ("LeaderWorkerSet", "Deployment"):
+        replicas = _spec(manifest.get("spec")).get("replicas")
+        return max(0, int(replicas)) if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+    return 1
 
 
 def resolve_priority(manifest: Mapping[str, Any], pod_sets: tuple[PodSet, ...], cluster: Cluster
@@ -331,17 +638,21 @@ def resolve_priority(manifest: Mapping[str, Any], pod_sets: tuple[PodSet, ...], 
 
 
 def derive_workload(manifest: Mapping[str, Any], cluster: Cluster,
-                    kueue_version: str | tuple[int, int] | None = None) -> WorkloadSpec:
-    """Pod sets, queue and priority of the Workload for one job object."""
+                    kueue_version: str | tuple[int, int] | None = None,
+                    related: Mapping[tuple[str, str, str], Mapping[str, Any]] | None = None) -> WorkloadSpec:
+    """Pod sets, queue and priority of the Workload for one job object (of each, for LeaderWorkerSet groups and
+    Deployment pods)."""
     if not isinstance(manifest, Mapping):
         raise KueueplanError("a workload manifest must be a mapping")
     kind = str(manifest.get("kind"))
-    pod_sets = pod_sets_for(manifest, kueue_version)
+    if related is None and kind == "TrainJob":
+        related = runtime_objects(cluster.other)
+    pod_sets = pod_sets_for(manifest, kueue_version, related)
     priority, pclass, source, problem = resolve_priority(manifest, pod_sets, cluster)
     m = meta(manifest)
     return WorkloadSpec(kind=kind, namespace=str(m.get("namespace") or "default"), name=str(m.get("name") or ""),
                         pod_sets=pod_sets, queue_name=queue_name_of(manifest), priority=priority,
-                        priority_class=pclass, priority_source=source, finishes=kind != "RayCluster",
+                        priority_class=pclass, priority_source=source, finishes=kind not in SERVING_KINDS,
                         problem=problem)
 
 

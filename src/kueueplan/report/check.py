@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kueueplan.report import applyplan
 from kueueplan.report.escape import md_code, md_text
 from kueueplan.workflow.check import CheckReport
 
@@ -51,6 +52,7 @@ def text(report: CheckReport) -> str:
         out.append(f"  simulate  {sim.env}: {mark} {sim.workloads} workload(s), "
                    f"{sim.failed} of {sim.expectations} expectation(s) failed")
         out += [f"              {line}" for line in sim.failures]
+    out += [line.replace("  ", "  apply     ", 1).replace("apply: ", "", 1) for line in applyplan.text_lines(report.apply)]
     problems = report.problems
     out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
     return "\n".join(out) + "\n"
@@ -74,6 +76,7 @@ def markdown(report: CheckReport) -> str:
     details = [f"- {md_code(f'{report.gen_dir}/{d.path}')}: {md_text(d.problem)}" for d in report.drift]
     details += [f"- {md_text(_finding_line(f))}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
     details += [f"- {md_code(sim.env)}: {md_text(line)}" for sim in report.simulations for line in sim.failures]
+    details += [f"- {'❌' if s.blocking else '✅'} {md_code(s.env)} apply: {md_text(s.text)}" for s in report.apply]
     if details:
         out += ["", *details]
     return "\n".join(out) + "\n"
@@ -88,5 +91,6 @@ def as_json(report: CheckReport) -> str:
         "schemaChecks": {"applied": report.schema_skipped is None, "skipped": report.schema_skipped},
         "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
                          "failed": s.failed, "failures": s.failures} for s in report.simulations],
+        "apply": applyplan.as_json(report.apply),
     }
     return json.dumps(data, indent=2) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kueueplan.report import applyplan
 from kueueplan.report.escape import md_code, md_text
 from kueueplan.report.graph import mermaid
 from kueueplan.workflow.diff import DiffReport, EnvDiff, WorkloadDelta
@@ -38,6 +39,7 @@ def related_quota_text(env: EnvDiff, delta: WorkloadDelta) -> str:
 
 def _summary(report: DiffReport) -> str:
     if report.blocking:
+        steps = [s for env in report.envs for s in env.apply if s.blocking]
         workloads = [f"{md_code(w.workload)} ({md_text(w.change)}, {md_text(env.env)})" for env in report.envs
                      for w in env.workloads if w.blocking]
         broken = sum(env.broken_count or len(env.broken_expectations) for env in report.envs)
@@ -46,6 +48,9 @@ def _summary(report: DiffReport) -> str:
             parts.append(f"{len(workloads)} declared workload(s) can no longer run: {', '.join(workloads)}")
         if broken:
             parts.append(f"{broken} expectation(s) break")
+        if steps:
+            parts.append(f"the apply would {len(steps)}x do what the platform policy does not allow "
+                         f"({', '.join(sorted({s.rule for s in steps}))})")
         return "❌ **This change blocks:** " + "; ".join(parts) + "."
     if all(env.empty for env in report.envs):
         return "No changes."
@@ -97,6 +102,7 @@ def _env_markdown(env: EnvDiff) -> list[str]:
             out.append("")
     elif env.simulated:
         out += ["Simulation: no workload changes its outcome.", ""]
+    out += applyplan.markdown_lines(env.apply, _table)
     if env.quotas:
         out += ["#### Quota changes", ""]
         out += _table(["Team", "Owner", "Flavor", "Resource", "Limit", "Before", "After"], _quota_rows(env))
@@ -136,6 +142,7 @@ def text(report: DiffReport) -> str:
             out.append(f"  {mark} {w.workload} ({w.cluster_queue}): {w.change}: {w.before} → {w.after}"
                        + (f" [{cause}]" if cause else "") + (f" — {w.message}" if w.message else ""))
         out += [f"  ✗ expectation broken: {t}" for t in env.broken_expectations]
+        out += applyplan.text_lines(env.apply)
         for change in env.quotas:
             team = f" (team {change.team})" if change.team else ""
             for line in _quota_lines(change):
@@ -166,6 +173,7 @@ def as_json(report: DiffReport) -> str:
                            "before": w.before, "after": w.after, "message": w.message, "blocking": w.blocking}
                           for w in env.workloads],
             "brokenExpectations": env.broken_expectations,
+            "apply": applyplan.as_json(env.apply),
         } for env in report.envs],
     }
     return json.dumps(data, indent=2, sort_keys=False) + "\n"

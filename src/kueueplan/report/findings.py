@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 import json
+from pathlib import Path
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -57,6 +58,7 @@ def summary(result: Result, fail_on: str) -> dict[str, Any]:
                  "loaded": [f"{c['kind']}.{c['group']} ({', '.join(c['versions'])})" for c in result.crds]},
         "kubernetesSchemas": result.k8s_schema_version,
         "policies": result.policy_files,
+        "kustomizations": [{"file": k, "objects": "raw"} for k in result.kustomizations],
     }
 
 
@@ -92,6 +94,11 @@ def to_text(result: Result, fail_on: str = "error") -> str:
     if result.crd_sources:
         used = sorted({f"{c['kind']}/{v}" for c in result.crds for v in c["used"]})
         lines.append(f"CRDs: {', '.join(result.crd_sources)}" + (f" (used: {', '.join(used)})" if used else ""))
+    for k in result.kustomizations:
+        folder = str(Path(k).parent)
+        lines.append(f"note: {folder} is a kustomize folder: its findings are on the raw files, before kustomize "
+                     f"renders them (patches, namePrefix, generators); check the rendered objects with "
+                     f"`kustomize build {folder} | kueueplan validate -`")
     for kind, why in sorted(result.schema_skipped.items()):
         lines.append(f"schema and CEL checks skipped for {kind}: {why}")
     rest = [k for k in result.without_crd if k not in result.schema_skipped]

@@ -13,20 +13,23 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kueueplan.kube.configuration import NAMESPACE_SELECTOR_FOR_LABELLED, Configuration
+from kueueplan.kube.configuration import NAMESPACE_SELECTOR_FOR_LABELLED, Configuration, shipped_manager_config
 from kueueplan.kube.objects import LabelSelector, Source, read_label_selector, selector_matches
-from kueueplan.kube.podsets import PodSet, WorkloadSpec
+from kueueplan.kube.podsets import RUNTIME_KINDS, PodSet, WorkloadSpec
 from kueueplan.kube.quantity import is_cpu, parse_quantity, resource_value
 
 # The integration (framework name) that manages each workload kind the simulator reads.
 FRAMEWORK_OF_KIND = {"Job": "batch/job", "RayJob": "ray.io/rayjob", "RayCluster": "ray.io/raycluster",
                      "Pod": "pod", "JobSet": "jobset.x-k8s.io/jobset", "PyTorchJob": "kubeflow.org/pytorchjob",
-                     "MPIJob": "kubeflow.org/mpijob"}
+                     "MPIJob": "kubeflow.org/mpijob", "TrainJob": "trainer.kubeflow.org/trainjob",
+                     "AppWrapper": "workload.codeflare.dev/appwrapper",
+                     "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset", "StatefulSet": "statefulset",
+                     "Deployment": "deployment"}
 
 # Feature gates whose switch the simulator follows; every other gate named in the Configuration is a warning
-# (the release's default is simulated). pkg/features/kube_features.go (v0.19.2) defaults: all three on.
+# (the release's default is simulated). pkg/features/kube_features.go (v0.19.2) defaults: all on.
 MODELLED_GATES = {"AdmissionFairSharing": True, "PartialAdmission": True,
-                  "ManagedJobsNamespaceSelectorAlwaysRespected": True}
+                  "ManagedJobsNamespaceSelectorAlwaysRespected": True, "PrioritySortingWithinCohort": True}
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class SimConfiguration:
     afs_interval: int = 300_000
     afs_weights: dict[str, float] = field(default_factory=dict)
     partial_admission: bool = True
+    priority_sorting: bool = True  # PrioritySortingWithinCohort
     exclude_prefixes: tuple[str, ...] = ()
     transformations: dict[str, Any] = field(default_factory=dict)  # input -> ResourceTransformation
     warnings: list[str] = field(default_factory=list)  # Configuration fields that change admission, unmodelled
@@ -158,7 +162,8 @@ def sim_configuration(cfg: Configuration, release: tuple[int, int], source: str,
         manage_without_queue_name=cfg.manage_jobs_without_queue_name, namespace_selector=selector,
         selector_for_labelled=release >= NAMESPACE_SELECTOR_FOR_LABELLED and
         gates["ManagedJobsNamespaceSelectorAlwaysRespected"],
-        pods_ready=pods_ready, fair_sharing=fair_sharing, partial_admission=gates["PartialAdmission"])
+        pods_ready=pods_ready, fair_sharing=fair_sharing, partial_admission=gates["PartialAdmission"],
+        priority_sorting=gates["PrioritySortingWithinCohort"])
     afs = cfg.admission_fair_sharing
     if afs is not None and gates["AdmissionFairSharing"]:
         sim.afs_half_life = round(afs.usage_half_life_time * 1000)
@@ -173,7 +178,11 @@ def sim_configuration(cfg: Configuration, release: tuple[int, int], source: str,
 
 
 def _describe(c: SimConfiguration) -> str:
-    parts = [f"frameworks {', '.join(sorted(c.frameworks))}"]
+    shipped = frozenset(shipped_manager_config(c.release)["integrations"]["frameworks"])
+    if c.frameworks == shipped:
+        parts = ["frameworks as shipped"]
+    else:
+        parts = [f"frameworks {', '.join(sorted(c.frameworks))}"]
     if c.pods_ready is not None:
         p = c.pods_ready
         limit = "unlimited" if p.backoff_limit is None else str(p.backoff_limit)
@@ -200,6 +209,8 @@ def not_simulated_warning(objects: list[Any], limit: int = 20) -> str | None:
             continue
         if str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"):
             continue  # kustomize's own file (a build artefact), never applied to a cluster
+        if data.get("kind") in RUNTIME_KINDS and str(data.get("apiVersion", "")).startswith("trainer.kubeflow.org/"):
+            continue  # read by the TrainJobs that refer to them (kube.podsets)
         ns = f"{md['namespace']}/" if md.get("namespace") else ""
         names.append(f"{data.get('kind')} {ns}{md.get('name')}")
     if not names:
@@ -209,4 +220,5 @@ def not_simulated_warning(objects: list[Any], limit: int = 20) -> str | None:
     return f"not simulated (kueueplan does not model these objects): {', '.join(names[:limit])}{more}"
 
 
-__all__ = ["not_simulated_warning", "SimConfiguration", "PodsReadyPolicy", "sim_configuration", "FRAMEWORK_OF_KIND", "MODELLED_GATES"]
+__all__ = ["not_simulated_warning", "SimConfiguration", "PodsReadyPolicy", "sim_configuration", "FRAMEWORK_OF_KIND",
+           "MODELLED_GATES"]

@@ -131,7 +131,7 @@ class AdmissionCheckReconciler:
             return False
         wl.message = "waiting for admission checks: " + ", ".join(checks)
         for c in checks:
-            self.emit("AdmissionCheckState", wl, check=c, state="Pending")
+            self.emit("AdmissionCheckState", wl, check=c, state="Pending", **self._request_state(wl, c, "Accepted"))
         for c in checks:
             self._schedule_attempts(self.ac.start(self.cluster, wl, c, self.now))
         return True
@@ -142,6 +142,14 @@ class AdmissionCheckReconciler:
     def _schedule_attempts(self, done: list[tuple[SimWorkload, str, int]]) -> None:
         for w, check, at in done:
             self._push(at, self.P_CHECK_READY, "ready", (w, check, w.run_token))
+
+    def _request_state(self, wl: SimWorkload, check: str, condition: str) -> dict[str, str]:
+        """Extra event field: the ProvisioningRequest's condition (Accepted -> Provisioned / Failed), for
+        provisioning checks that create one (the workload requests some of its managedResources)."""
+        ac = self.cluster.admission_checks.get(check)
+        if ac is None or ac.controller_name != PROVISIONING_CONTROLLER or not managed_requests(self.cluster, check, wl):
+            return {}
+        return {"provisioningRequest": condition}
 
     def _retry_strategy(self, check: str) -> ProvisioningRequestConfig:
         ac = self.cluster.admission_checks.get(check)
@@ -160,17 +168,19 @@ class AdmissionCheckReconciler:
             wl.check_attempts[check] = attempt
         if outcome == "Provisioned":
             wl.checks[check] = "Ready"
-            self.emit("AdmissionCheckState", wl, check=check, state="Ready")
+            self.emit("AdmissionCheckState", wl, check=check, state="Ready",
+                      **self._request_state(wl, check, "Provisioned"))
             if all(s == "Ready" for s in wl.checks.values()):
                 self._set_admitted(wl)
             return
         retry = self._retry_strategy(check)
         if attempt <= retry.backoff_limit_count:
             wl.checks[check] = "Retry"
-            self.emit("AdmissionCheckState", wl, check=check, state="Retry")
+            self.emit("AdmissionCheckState", wl, check=check, state="Retry", **self._request_state(wl, check, "Failed"))
             backoff = min(retry.backoff_base_seconds * 2 ** (attempt - 1), retry.backoff_max_seconds) * 1000
             self.evict(wl, reason="AdmissionCheck", backoff=backoff)
         else:
             wl.checks[check] = "Rejected"
-            self.emit("AdmissionCheckState", wl, check=check, state="Rejected")
+            self.emit("AdmissionCheckState", wl, check=check, state="Rejected",
+                      **self._request_state(wl, check, "Failed"))
             self.deactivate(wl, "AdmissionCheck")

@@ -42,8 +42,8 @@ class JobController:
         wl.resubmit_after = t.resubmit_after
         wl.max_exec = _max_exec(t.manifest)
         if not spec.finishes and t.run_for is not None:
-            wl.run_for = None  # a RayCluster holds its quota until it is deleted
-            wl.note = "runFor ignored: a RayCluster never finishes by itself; end it with a delete event"
+            wl.run_for = None  # a RayCluster (or a serving kind) holds its quota until it is deleted
+            wl.note = f"runFor ignored: a {spec.kind} never finishes by itself; end it with a delete event"
         self.workloads.append(wl)
         self.by_ref[(spec.kind, spec.namespace, spec.name)] = wl
         unmanaged = self._unmanaged_reason(wl)
@@ -110,6 +110,10 @@ class JobController:
         kind = str(target.get("kind"))
         if kind in SUPPORTED_KINDS:
             wl = self._find(target)
+            if wl is None and kind in ("LeaderWorkerSet", "Deployment"):
+                for part in self._parts(target):  # the object itself: every group's / pod's Workload
+                    self._finish_or_delete(action, dataclasses.replace(event, target={**target, "name": part}))
+                return
             if wl is None or wl.gone:
                 return
             was_holding = wl.holds_quota
@@ -123,6 +127,12 @@ class JobController:
         if action == "finish":
             raise KueueplanError(f"finish applies to workloads, not {kind}", file=self.scenario.file, line=event.line)
         self._delete_object(kind, target.get("namespace"), str(target.get("name")))
+
+    def _parts(self, target: dict[str, Any]) -> list[str]:
+        """The Workloads of one LeaderWorkerSet (a group each) or Deployment (a pod each), by the object's name."""
+        ns, name = str(target.get("namespace") or "default"), str(target.get("name"))
+        return [w.spec.name for w in self.workloads if w.spec.kind == target.get("kind") and w.spec.namespace == ns
+                and w.template is not None and (w.template.manifest.get("metadata") or {}).get("name") == name]
 
     def _apply(self, event: Any) -> None:
         data = event.target

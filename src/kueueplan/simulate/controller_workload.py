@@ -167,6 +167,9 @@ class WorkloadController:
             wl.message = f"evicted ({reason})"
         if (reason == PODS_READY_TIMEOUT and self.config.pods_ready.eviction_timestamp) or reason == ADMISSION_CHECK:
             wl.queue_ts = self.now
+        elif preempted_by is not None and reason == "InCohortReclaimWhileBorrowing" and \
+                not self.config.priority_sorting:
+            wl.queue_ts = self.now + 1  # strictly after its preemptor (GetQueueOrderTimestamp, gate off)
         else:
             wl.queue_ts = wl.created_at
         if preempted_by is not None and wl.spec.kind == "Pod":

@@ -31,3 +31,8 @@ class Entry:
     def sort_key(self) -> tuple:
         borrowing = self.assignment.borrowing if self.assignment else 0
         return (borrowing, -self.wl.priority, self.wl.queue_ts, self.wl.seq)
+
+    def fifo_key(self) -> tuple:
+        """sort_key with PrioritySortingWithinCohort off (scheduler.go: step 3 skipped)."""
+        borrowing = self.assignment.borrowing if self.assignment else 0
+        return (borrowing, self.wl.queue_ts, self.wl.seq)

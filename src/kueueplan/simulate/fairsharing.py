@@ -117,7 +117,7 @@ def order_entries(sim: "Simulation", entries: list["Entry"]) -> Iterator["Entry"
             continue
         root = node.root()
         values, requested = _compute(sim, root, by_cq)
-        best = _tournament(root, by_cq, values, requested)
+        best = _tournament(root, by_cq, values, requested, sim.config.priority_sorting)
         assert best is not None
         del by_cq[best.cq]
         yield best
@@ -141,7 +141,7 @@ def _compute(sim: "Simulation", root: Node, by_cq: dict[str, "Entry"]) -> tuple[
     return values, requested
 
 
-def _less(a: "Entry", b: "Entry", parent: str, values: dict, requested: dict) -> bool:
+def _less(a: "Entry", b: "Entry", parent: str, values: dict, requested: dict, by_priority: bool = True) -> bool:
     da, db = values.get((parent, a.wl.key), DRS()), values.get((parent, b.wl.key), DRS())
     ba, bb = da.borrowing_on(requested.get(a.wl.key, {})), db.borrowing_on(requested.get(b.wl.key, {}))
     if ba != bb:
@@ -149,15 +149,16 @@ def _less(a: "Entry", b: "Entry", parent: str, values: dict, requested: dict) ->
     c = compare(da, db)
     if c != 0:
         return c < 0
-    if a.wl.priority != b.wl.priority:
+    if by_priority and a.wl.priority != b.wl.priority:  # gated by PrioritySortingWithinCohort
         return a.wl.priority > b.wl.priority
     return (a.wl.queue_ts, a.wl.seq) < (b.wl.queue_ts, b.wl.seq)
 
 
-def _tournament(cohort: Node, by_cq: dict[str, "Entry"], values: dict, requested: dict) -> "Entry | None":
+def _tournament(cohort: Node, by_cq: dict[str, "Entry"], values: dict, requested: dict,
+                by_priority: bool = True) -> "Entry | None":
     candidates = []
     for child in cohort.child_cohorts:
-        winner = _tournament(child, by_cq, values, requested)
+        winner = _tournament(child, by_cq, values, requested, by_priority)
         if winner is not None:
             candidates.append(winner)
     for child in cohort.child_cqs:
@@ -167,7 +168,7 @@ def _tournament(cohort: Node, by_cq: dict[str, "Entry"], values: dict, requested
         return None
     best = candidates[0]
     for cur in candidates[1:]:
-        if _less(cur, best, cohort.name, values, requested):
+        if _less(cur, best, cohort.name, values, requested, by_priority):
             best = cur
     return best
 

@@ -19,7 +19,7 @@ from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.configuration import Configuration, configuration_from_configmap, parse_configuration
 from kueueplan.kube.objects import read_object
-from kueueplan.kube.podsets import version_tuple
+from kueueplan.kube.podsets import SUPPORTED_KINDS, version_tuple, workload_count
 from kueueplan.kube.quantity import resource_value
 from kueueplan.simulate.heap import without_cycle_collector
 
@@ -262,16 +262,17 @@ class _Reader:
             if not isinstance(data, Mapping):
                 raise self.err("spec.configuration must be a Kueue Configuration mapping", ("spec", "configuration"))
             try:
-                scenario.configuration = parse_configuration(data, release, self.file, self.line(("spec", "configuration")))
+                scenario.configuration = parse_configuration(data, release, self.file,
+                                                             self.line(("spec", "configuration")))
             except KueueplanError as e:
                 e.file = e.file or self.file
                 raise
-            scenario.configuration_source = f"spec.configuration of {self.file} (Kueue {version}, omitted fields " \
-                                            "from its default install)"
+            scenario.configuration_source = f"spec.configuration (Kueue {version}, omitted fields from its default " \
+                                            "install)"
         elif found:
             data, file, line = found[0]
             scenario.configuration = parse_configuration(data, release, file, line)
-            where = f"{file}:{line}" if line else file
+            where = f"{Path(file).name}:{line}" if line else Path(file).name  # no absolute paths in reports
             scenario.configuration_source = f"ConfigMap kueue-manager-config at {where} (Kueue {version}, omitted " \
                                             "fields from its default install)"
         else:
@@ -362,15 +363,19 @@ class _Reader:
             if not isinstance(manifest, Mapping):
                 raise self.err("a workload needs a manifest", where + ("manifest",))
             kind = manifest.get("kind")
-            if kind not in ("RayJob", "RayCluster", "Job", "Pod", "Workload"):
+            if kind not in SUPPORTED_KINDS:
                 raise self.err(f"workload kind {kind!r} is not supported", where + ("manifest", "kind"),
-                               hint="use RayJob, RayCluster, batch/v1 Job, Pod or kueue.x-k8s.io Workload")
+                               hint=f"use one of {', '.join(SUPPORTED_KINDS)}")
             at = self._duration(w.get("at", 0), where + ("at",))
             run_for = None if w.get("runFor") is None else self._duration(w["runFor"], where + ("runFor",))
             count = w.get("count", 1)
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise self.err("count must be a positive integer", where + ("count",))
-            if ordinal + count > MAX_WORKLOADS:
+            try:
+                per_object = workload_count(manifest)
+            except (TypeError, ValueError):
+                raise self.err("spec.replicas must be an integer", where + ("manifest", "spec", "replicas")) from None
+            if len(out) + count * per_object > MAX_WORKLOADS:
                 raise self.err(f"count {count} brings the scenario above {MAX_WORKLOADS:,} workloads",
                                where + ("count",), hint="simulate a smaller sample of the load")
             every = self._duration(w.get("every", 0), where + ("every",))
@@ -382,7 +387,8 @@ class _Reader:
             if w.get("resubmitAfterPreemption") is not None:
                 if kind != "Pod":
                     raise self.err("resubmitAfterPreemption applies to plain Pods only (Kueue deletes a preempted Pod; "
-                                   "other kinds go back to their queue by themselves)", where + ("resubmitAfterPreemption",))
+                                   "other kinds go back to their queue by themselves)",
+                                   where + ("resubmitAfterPreemption",))
                 resubmit = self._duration(w["resubmitAfterPreemption"], where + ("resubmitAfterPreemption",))
             meta = manifest.get("metadata")
             if not isinstance(meta, Mapping):
@@ -390,6 +396,7 @@ class _Reader:
             name, gen = meta.get("name"), meta.get("generateName")
             if not name and not gen:
                 raise self.err("the manifest needs metadata.name or metadata.generateName", where + ("manifest", "metadata"))
+            # One Workload per LeaderWorkerSet group / Deployment pod, named <object>-<index> (index from 0).
             for c in range(1, count + 1):
                 ordinal += 1
                 m = _deep_copy(manifest)
@@ -400,8 +407,11 @@ class _Reader:
                     md["name"] = f"{gen}{ordinal}"
                 md.pop("generateName", None)
                 md.setdefault("namespace", "default")
-                out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, md["name"], self.line(where), i,
-                                            ready_after, resubmit))
+                names = [md["name"]] if kind not in ("LeaderWorkerSet", "Deployment") else \
+                    [f"{md['name']}-{g}" for g in range(per_object)]
+                for wl_name in names:
+                    out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, wl_name, self.line(where), i,
+                                                ready_after, resubmit))
         seen: set[tuple[str, str, str]] = set()
         for t in out:
             key = (str(t.manifest.get("kind")), str(t.manifest["metadata"]["namespace"]), t.name)

@@ -128,7 +128,7 @@ def run_cycle(sim: Simulation) -> bool:
     if sim.fair_sharing is not None:
         ordered = fairsharing.order_entries(sim, entries)
     else:
-        ordered = sorted(entries, key=Entry.sort_key)
+        ordered = sorted(entries, key=Entry.sort_key if sim.config.priority_sorting else Entry.fifo_key)
 
     claimed = _Claimed()
     temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only

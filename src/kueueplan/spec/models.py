@@ -278,7 +278,8 @@ class PodTemplate(Strict):
     pod: dict[str, Any] = Field(default_factory=dict, description="Extra fields of the pod spec")
     metadata: dict[str, Any] | None = Field(default=None, description="Pod template metadata")
     group: dict[str, Any] = Field(default_factory=dict,
-                                  description="Extra fields of the Ray group spec (enableIngress, ...)")
+                                  description="Extra fields of the Ray group spec (enableIngress, ...), the JobSet "
+                                              "replicatedJob or the PyTorchJob replica spec")
 
 
 class WorkerGroup(PodTemplate):
@@ -307,6 +308,16 @@ class Arrivals(Strict):
     bursts: dict[str, Any] | None = Field(default=None, description="{rate (of bursts), size, within}")
 
 
+class Replica(PodTemplate):
+    """A JobSet replicatedJob (name, replicas, its Job's parallelism / completions) or a PyTorchJob replica type
+    (name `master` or `worker`, replicas)."""
+
+    name: DnsLabel
+    replicas: int | None = Field(default=None, ge=0, le=INT32_MAX, description="Default 1")
+    parallelism: int | None = Field(default=None, ge=0, le=INT32_MAX, description="JobSet only")
+    completions: int | None = Field(default=None, ge=0, le=INT32_MAX, description="JobSet only")
+
+
 class Load(Strict):
     name: DnsLabel | None = Field(default=None, description="Name of the created object(s); default the workload's")
     at: Duration = 0
@@ -328,7 +339,7 @@ class Load(Strict):
 
 class WorkloadSpec(Strict):
     team: DnsLabel
-    kind: Literal["RayJob", "RayCluster", "Job", "Pod"]
+    kind: Literal["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"]
     namespace: DnsLabel | None = Field(default=None, description="Default: the team's first namespace")
     localQueue: DnsLabel | None = Field(default=None, description="Default: the team's first LocalQueue")
     priority: DnsLabel | None = None
@@ -350,6 +361,9 @@ class WorkloadSpec(Strict):
     template: PodTemplate | None = Field(default=None, description="The pod of a Job or Pod workload")
     parallelism: int | None = Field(default=None, ge=0)
     completions: int | None = Field(default=None, ge=0)
+    # JobSet / PyTorchJob
+    replicas: list[Replica] = Field(default_factory=list,
+                                    description="JobSet: its replicatedJobs; PyTorchJob: `master` and/or `worker`")
     spec: dict[str, Any] = Field(default_factory=dict, description="Extra top-level spec fields, verbatim")
     # simulation
     load: list[Load] = Field(default_factory=list, description="Arrivals for `kueueplan simulate`")
@@ -358,6 +372,10 @@ class WorkloadSpec(Strict):
     @model_validator(mode="after")
     def _shape(self) -> WorkloadSpec:
         ray = self.kind in ("RayJob", "RayCluster")
+        if self.kind in ("JobSet", "PyTorchJob"):
+            return self._replicated_shape()
+        if self.replicas:
+            raise ValueError(f"'replicas' is for JobSet and PyTorchJob, not {self.kind}")
         if ray and self.head is None:
             raise ValueError(f"a {self.kind} needs 'head'")
         if ray and self.template is not None:
@@ -368,6 +386,25 @@ class WorkloadSpec(Strict):
             raise ValueError(f"a {self.kind} needs 'template'")
         if self.kind != "RayJob" and self.entrypoint is not None:
             raise ValueError("'entrypoint' is for RayJob")
+        if len(self.load) > 1 and len({entry.name for entry in self.load}) != len(self.load):
+            raise ValueError("several 'load' entries need distinct 'name's")
+        return self
+
+    def _replicated_shape(self) -> WorkloadSpec:
+        if not self.replicas:
+            raise ValueError(f"a {self.kind} needs 'replicas'")
+        if self.head is not None or self.workers or self.template is not None or self.entrypoint is not None:
+            raise ValueError(f"a {self.kind} has 'replicas', not 'head'/'workers'/'template'/'entrypoint'")
+        if self.parallelism is not None or self.completions is not None:
+            raise ValueError(f"a {self.kind} sets parallelism/completions per replica")
+        names = [r.name for r in self.replicas]
+        if len(set(names)) != len(names):
+            raise ValueError("replica names must be distinct")
+        if self.kind == "PyTorchJob":
+            if set(names) - {"master", "worker"}:
+                raise ValueError("a PyTorchJob's replicas are named master and/or worker")
+            if any(r.parallelism is not None or r.completions is not None for r in self.replicas):
+                raise ValueError("parallelism and completions are for JobSet replicas")
         if len(self.load) > 1 and len({entry.name for entry in self.load}) != len(self.load):
             raise ValueError("several 'load' entries need distinct 'name's")
         return self
@@ -385,8 +422,17 @@ class ArgoCD(Strict):
     targetRevision: str = "HEAD"
     path: str | None = Field(default=None, description="Path of the rendered env in the repo (default gen/<env>)")
     project: str = "default"
-    server: str = "https://kubernetes.default.svc"
+    server: str | None = Field(default=None, description="Destination API server (default: the in-cluster one)")
+    name: str | None = Field(default=None, description="Destination cluster name, instead of server")
     namespace: DnsLabel = "argocd"
+    sourceHydrator: bool = Field(default=False, description="Use Argo CD's Source Hydrator (hydrated branch per env)")
+    hydratedBranch: str | None = Field(default=None, description="Hydrator target branch (default environments/<env>)")
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> "ArgoCD":
+        if self.server and self.name:
+            raise ValueError("give the destination as 'server' or 'name', not both")
+        return self
 
 
 class Flux(Strict):

@@ -16,6 +16,9 @@ from kueueplan.validate.model import Context
 __all__ = ["Finding", "Result", "validate", "webhook_rejections"]
 
 
+_ADMISSION_POLICY_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+
+
 def _inherit_kueue_versions(objects: list) -> None:
     """gen/<env>/ manifests target the Kueue release of the spec environment they were built from."""
     versions: dict[str, set[str]] = {}
@@ -31,8 +34,14 @@ def _inherit_kueue_versions(objects: list) -> None:
 def _apply_switches(findings: list[Finding], policy: object) -> list[Finding]:
     """The policy's `rules:` section: drop disabled rules, override severities."""
     switches = getattr(getattr(policy, "spec", None), "rules", None) or {}
+    knobs = policy.severity_overrides() if policy is not None else {}  # e.g. queues.unmanagedNamespace
     out = []
     for f in findings:
+        level = knobs.get(f.rule)
+        if level == "off":
+            continue
+        if level and level != f.severity:
+            f = Finding(f.rule, level, f.file, f.line, f.object, f.message)
         switch = switches.get(f.rule)
         if switch is not None and not switch.enabled:
             continue
@@ -63,9 +72,13 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
         policy = load_policies(list(policies or []), inputs.policies)
     _inherit_kueue_versions(inputs.objects)
     findings = list(inputs.findings)
+    # Admission policies outside any kustomization or spec guard every apply unit (a cluster-wide policy folder).
+    loose_policies = [o for o in inputs.objects if o.universe == "" and o.kind in _ADMISSION_POLICY_KINDS]
     for universe in sorted({o.universe for o in inputs.objects}):
         # Cross-object rules look only within one apply unit (an environment), never across them.
         objects = [o for o in inputs.objects if o.universe == universe]
+        if universe:
+            objects += loose_policies
         ctx = Context(objects=objects, crds=crd_set, policy=policy, kueue_version=kueue_version)
         findings += run_rules(ctx, [], select)
     findings = sorted(set(_apply_switches(findings, policy)), key=Finding.sort_key)
@@ -76,7 +89,7 @@ def validate(paths: list[str], *, crds: list[str | Path] | None = None, policies
     return Result(findings=findings, objects=len(inputs.objects), files=inputs.files, without_crd=without,
                   crds=crd_set.describe(), crd_sources=crd_set.sources, schema_skipped=dict(crd_set.skipped),
                   k8s_schema_version=coreschema.k8s_version(),
-                  policy_files=policy.files if policy else [])
+                  policy_files=policy.files if policy else [], kustomizations=inputs.kustomizations)
 
 
 def webhook_rejections(manifests: list[tuple[dict, str, int | None]]) -> list[Finding]:

@@ -9,8 +9,8 @@ fields it names (with the schema's defaults filled in, as the API server default
 
 Server semantics kept: a rule that errors (e.g. reads a missing field) fails; transition rules
 (`oldSelf`) are skipped, since a manifest is a create; Go regexes `^(?i)...` work (the `cel` crate uses
-RE2 syntax); the k8s extension functions the engine lacks (`isQuantity`, `quantity` as a number) are
-registered as custom functions.
+RE2 syntax); the Kubernetes library functions the engine lacks (kueueplan.validate.celk8s: strings, lists,
+regex, `isQuantity`, `quantity` as a number, ...) are registered as custom functions.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from functools import lru_cache
 import pathlib
 from typing import Any
 
-from kueueplan.kube.quantity import QuantityError, parse_quantity
 from kueueplan.validate.schema import Issue, Path
 
 
@@ -51,18 +50,6 @@ _IDENT_AFTER_DOT = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)")
 _QUOTED_INDEX = re.compile(r"\[\s*['\"]([^'\"]+)['\"]\s*\]")
 _BARE_EQ = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*(?:==|!=)\s*([A-Za-z_]\w*)(?![\w.(\[])")
 _LITERALS = {"true", "false", "null"}
-
-
-def _is_quantity(value: Any) -> bool:
-    try:
-        parse_quantity(value)
-        return True
-    except QuantityError:
-        return False
-
-
-def _quantity(value: Any) -> float:
-    return float(parse_quantity(value))
 
 
 @dataclass
@@ -187,12 +174,22 @@ class CelEvaluator:
 
 
 def _activation(rule: str, value: Any) -> Any:
-    if "uantity(" not in rule:
+    functions = _library_for(rule)
+    if not functions:
         return {"self": value}
     ctx = cel.Context({"self": value})
-    ctx.add_function("isQuantity", _is_quantity)
-    ctx.add_function("quantity", _quantity)
+    for name, func in functions.items():
+        ctx.add_function(name, func)
     return ctx
+
+
+@lru_cache(maxsize=4096)
+def _library_for(rule: str) -> dict[str, Any]:
+    """The Kubernetes CEL library functions a rule calls (kueueplan.validate.celk8s: strings, lists, regex,
+    quantity, ...), as the API server offers them to CRD rules too."""
+    from kueueplan.validate import celk8s  # imports this module's engine: loaded lazily
+
+    return celk8s.functions_used(rule)
 
 
 def _message(compiled: CompiledRule) -> str:

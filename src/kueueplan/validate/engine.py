@@ -21,6 +21,7 @@ class Result:
     k8s_schema_version: str | None = None
     policy_files: list[str] = field(default_factory=list)
     without_crd: list[str] = field(default_factory=list)  # custom kinds among the inputs with no CRD loaded
+    kustomizations: list[str] = field(default_factory=list)  # kustomization files: findings are on raw objects
     schema_skipped: dict[str, str] = field(default_factory=dict)  # "Kind.group" -> why the pack had no schema
 
     def counts(self) -> dict[str, int]:

@@ -32,6 +32,7 @@ class Inputs:
     findings: list[Finding] = field(default_factory=list)  # KP001/KP002/KP003 found while loading
     policies: list[Document] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    kustomizations: list[str] = field(default_factory=list)  # kustomization files found: objects are raw
 
 
 def gather(paths: list[str], stdin_text: str | None = None) -> Inputs:
@@ -53,6 +54,25 @@ def gather(paths: list[str], stdin_text: str | None = None) -> Inputs:
 
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# Top-level fields of a kustomization (sigs.k8s.io/kustomize/api/types/kustomization.go): a document holding only
+# these, with or without apiVersion/kind, is kustomize's build file, never an API object.
+KUSTOMIZATION_FIELDS = frozenset((
+    "apiVersion", "kind", "metadata", "resources", "bases", "components", "namespace", "namePrefix", "nameSuffix",
+    "commonLabels", "labels", "commonAnnotations", "patches", "patchesStrategicMerge", "patchesJson6902",
+    "images", "replicas", "replacements", "vars", "configMapGenerator", "secretGenerator", "generatorOptions",
+    "generators", "transformers", "validators", "crds", "openapi", "helmCharts", "helmGlobals", "buildMetadata",
+    "sortOptions", "configurations", "inventory", "helmChartInflationGenerator", "nameReference"))
+KUSTOMIZE_KINDS = ("Kustomization", "Component")
+
+
+def is_kustomization(data: Any) -> bool:
+    """A kustomization in any valid form: kustomize.config.k8s.io Kustomization/Component, or no apiVersion/kind."""
+    if not isinstance(data, dict) or not data or not set(map(str, data)) <= KUSTOMIZATION_FIELDS:
+        return False
+    api, kind = data.get("apiVersion"), data.get("kind")
+    if api is None and kind is None:
+        return any(k not in ("metadata",) for k in data)
+    return str(api or "").startswith("kustomize.config.k8s.io/") and (kind in KUSTOMIZE_KINDS or kind is None)
 
 
 def _add_folder(inputs: Inputs, folder: Path) -> None:
@@ -63,10 +83,22 @@ def _add_folder(inputs: Inputs, folder: Path) -> None:
     for root in spec_roots:
         _add_spec(inputs, root)
     rest = [f for f in files if not any(r == f.parent or r in f.parents for r in spec_roots)]
-    roots = sorted({f.parent for f in rest if f.name in KUSTOMIZATION_FILES}, key=lambda p: -len(p.parts))
+    builds = [f for f in rest if f.name in KUSTOMIZATION_FILES] + _extensionless_kustomizations(folder, spec_roots)
+    inputs.kustomizations.extend(str(f) for f in sorted(builds))
+    roots = sorted({f.parent for f in builds}, key=lambda p: -len(p.parts))
     for f in rest:
         root = next((r for r in roots if r == f.parent or r in f.parents), None)
         _add_file(inputs, f, universe=str(root) if root is not None else "", env=root.name if root else None)
+
+
+def _extensionless_kustomizations(folder: Path, spec_roots: list[Path]) -> list[Path]:
+    """`Kustomization` files (kustomize's third accepted name, no .yaml suffix), outside hidden folders."""
+    found = []
+    for f in folder.rglob("Kustomization"):
+        rel = f.relative_to(folder).parts
+        if f.is_file() and not any(p.startswith(".") for p in rel) and not any(r in f.parents for r in spec_roots):
+            found.append(f)
+    return found
 
 
 def _head(path: Path) -> str:
@@ -168,6 +200,8 @@ def _load_finding(err: KueueplanError, file: str) -> Finding:
 def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
     for doc in docs:
         data = doc.data
+        if is_kustomization(data):
+            continue  # kustomize's build file (kustomization.yaml, or piped in), not an API object
         problem = _shape_problem(data)
         if problem:
             inputs.findings.append(Finding("KP002", "error", file, doc.line, "", problem))
@@ -184,7 +218,7 @@ def _add_docs(inputs: Inputs, docs: list[Document], file: str) -> None:
                 "a kueueplan spec document among manifests; pass its whole spec folder instead"))
             continue
         if str(data["apiVersion"]).startswith("kustomize.config.k8s.io/"):
-            continue  # a kustomize build file, not an API object
+            continue  # other kustomize documents (e.g. a transformer config), not API objects
         items = list_items(data)
         if items is not None:
             for i, item in enumerate(items):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -40,6 +40,15 @@ class TeamPolicy(_Strict):
     requireBorrowingLimit: bool = False
     maxBorrowingLimit: dict[str, str | int] = Field(default_factory=dict,
                                                     description="resource -> largest borrowingLimit allowed")
+    # issue 15: team overrides of `queues` and `priorities` (None: the platform-wide setting)
+    requireQueueName: bool | None = Field(default=None, description="override queues.requireQueueName")
+    requiredLocalQueues: list[str] | None = Field(default=None, description="override queues.requiredLocalQueues")
+    requireRequests: bool | None = Field(default=None, description="override queues.requireRequests")
+    deniedPriorities: list[str] = Field(default_factory=list, description="globs of priorities the team may never "
+                                                                          "use (besides priorities.denied)")
+    namespacePriorities: dict[str, list[str]] = Field(
+        default_factory=dict, description="namespace glob -> priority globs allowed there (e.g. '*-dev': "
+                                          "[dev-priority]); adds to `priorities`")
 
 
 class NodePool(_Strict):
@@ -57,6 +66,52 @@ class EnvironmentPolicy(_Strict):
     overcommit: float = Field(default=1.0, gt=0)
 
 
+class QueuePolicy(_Strict):
+    """Queue enforcement, tied to Kueue's Configuration (the kueue-manager-config ConfigMap among the inputs)."""
+
+    requireQueueName: bool = Field(default=False, description="workloads in team namespaces must name a queue, or "
+                                   "be covered by managedJobsNamespaceSelector + manageJobsWithoutQueueName")
+    requiredLocalQueues: list[str] = Field(default_factory=list, description="LocalQueues every team namespace "
+                                                                             "must have (e.g. default)")
+    requireRequests: bool = Field(default=False, description="every pod template requests something its "
+                                  "ClusterQueue covers (else Kueue admits it at zero quota)")
+    unmanagedNamespace: str | None = Field(default=None, pattern="^(error|warning|info|off)$",
+                                           description="severity of the Kueue-configuration finding 'team namespace "
+                                                       "outside managedJobsNamespaceSelector' (off: drop it)")
+
+    @field_validator("unmanagedNamespace", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+
+
+class PriorityPolicy(_Strict):
+    """Priority rules that cover the Kueue label and pod templates' priorityClassName alike."""
+
+    requirePriority: bool = Field(default=False, description="every workload names a priority (label or pod "
+                                                             "template priorityClassName)")
+    defaultPriority: str | None = Field(default=None, description="the priority a workload that names none is "
+                                                                  "checked as (what the platform defaults it to)")
+    denied: list[str] = Field(default_factory=list, description="globs no workload may use (e.g. system-*)")
+    namespaces: dict[str, list[str]] = Field(default_factory=dict, description="namespace glob -> priority globs "
+                                                                               "allowed there")
+
+
+ApplyKind = Literal["namespaceDeletion", "workloadDeletion", "immutableChange", "overQuota", "holdAndDrain",
+                   "templateChange", "queueDeletion"]
+
+
+class ApplyPolicy(_Strict):
+    """What an apply may do without failing `diff` (rules KP700-KP706, workflow/applyplan.py); default: none."""
+
+    allow: list[ApplyKind] = Field(default_factory=list)
+    environments: dict[str, list[ApplyKind]] = Field(default_factory=dict,
+                                                     description="environment -> more kinds allowed there")
+
+    def allowed(self, env: str) -> set[str]:
+        return set(self.allow) | set(self.environments.get(env, []))
+
+
 class PolicySpec(_Strict):
     teamLabel: str = "kueueplan.io/team"
     sharedQueues: list[str] = Field(default_factory=list, description="platform-owned ClusterQueues")
@@ -67,6 +122,9 @@ class PolicySpec(_Strict):
     environments: dict[str, EnvironmentPolicy] = Field(default_factory=dict)
     naming: dict[str, str] = Field(default_factory=dict, description="kind -> regex ({team} = owning team)")
     rules: dict[str, RuleSwitch] = Field(default_factory=dict)
+    queues: QueuePolicy = Field(default_factory=QueuePolicy)
+    priorities: PriorityPolicy = Field(default_factory=PriorityPolicy)
+    apply: ApplyPolicy = Field(default_factory=ApplyPolicy)
 
     @field_validator("naming")
     @classmethod
@@ -119,6 +177,30 @@ class Policy:
 
     def switch(self, rule_id: str) -> RuleSwitch | None:
         return self.spec.rules.get(rule_id)
+
+    def team_setting(self, namespace: str | None, knob: str) -> Any:
+        """A `queues` knob for a namespace: the owning team's override, else the platform-wide value."""
+        team = self.team_of_namespace(namespace)
+        own = getattr(self.spec.teams[team], knob) if team else None
+        return own if own is not None else getattr(self.spec.queues, knob)
+
+    def applies_to(self, namespace: str | None) -> bool:
+        """Queue knobs cover team namespaces; without teams, every namespace."""
+        return not self.spec.teams or self.team_of_namespace(namespace) is not None
+
+    def severity_overrides(self) -> dict[str, str]:
+        """rule ID -> severity (or "off") from knobs that only set another rule's severity."""
+        level = self.spec.queues.unmanagedNamespace
+        return {rule_id: level for rule_id in unmanaged_namespace_rules()} if level else {}
+
+
+# The Kueue-configuration rule (issue 13) that reports a team's namespace outside managedJobsNamespaceSelector:
+# KP461, a LocalQueue whose namespace the selector leaves out.
+UNMANAGED_NAMESPACE_RULES = ("KP461",)
+
+
+def unmanaged_namespace_rules() -> list[str]:
+    return list(UNMANAGED_NAMESPACE_RULES)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

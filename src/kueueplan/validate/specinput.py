@@ -19,6 +19,7 @@ _SOURCES = {
     "Cohort": ("Cohort",), "AdmissionCheck": ("AdmissionCheck",), "ProvisioningRequestConfig": ("AdmissionCheck",),
     "ClusterQueue": ("Team",), "LocalQueue": ("Team",), "Namespace": ("Team",),
     "RayJob": ("Workload",), "RayCluster": ("Workload",), "Job": ("Workload",), "Pod": ("Workload",),
+    "JobSet": ("Workload",), "PyTorchJob": ("Workload",),
 }
 TEAM_LABEL = "kueueplan.io/team"
 

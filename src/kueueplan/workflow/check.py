@@ -38,6 +38,7 @@ class CheckReport:
     findings: list[Any] = field(default_factory=list)  # kueueplan.validate.Finding
     fail_on: str = "error"
     simulations: list[EnvSimulation] = field(default_factory=list)
+    apply: list[Any] = field(default_factory=list)  # workflow.applyplan.ApplyStep, with --base
     schema_skipped: str | None = None  # why OpenAPI schema and CEL checks were (partly) not applied
 
     def failing_findings(self) -> list[Any]:
@@ -55,6 +56,9 @@ class CheckReport:
         failed = sum(s.failed for s in self.simulations)
         if failed:
             out.append(f"{failed} expectation(s) failed")
+        blocked = [s for s in self.apply if s.blocking]
+        if blocked:
+            out.append(f"{len(blocked)} apply step(s) the platform policy does not allow")
         return out
 
     @property
@@ -75,6 +79,7 @@ def schema_skipped(result: Any) -> str | None:
 def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
     """Files a fresh build would write differently, add, or prune (generated files only) under gen_dir."""
     from kueueplan.emit import has_marker
+    from kueueplan.emit.build import ARGOCD_FRAGMENT
 
     out = []
     for rel, text in sorted(rendered.items()):
@@ -90,7 +95,8 @@ def drift(rendered: dict[str, str], gen_dir: Path) -> list[Drift]:
         for path in sorted(gen_dir.rglob("*.yaml")):
             rel = path.relative_to(gen_dir).as_posix()
             top = rel.split("/", 1)[0]
-            generated_env = top in envs or (gen_dir / top / "kustomization.yaml").is_file()
+            generated_env = top in envs or (gen_dir / top / "kustomization.yaml").is_file() or \
+                rel == ARGOCD_FRAGMENT
             if rel not in rendered and _linked(gen_dir, rel):
                 continue
             if rel not in rendered and generated_env and has_marker(path.read_text(encoding="utf-8", errors="replace")):
@@ -116,7 +122,8 @@ def _gitops_flags(gen_dir: Path) -> tuple[bool, bool]:
 
 
 def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simulate: bool = True,
-              crds: list[str] | None = None, policies: list[str] | None = None) -> CheckReport:
+              crds: list[str] | None = None, policies: list[str] | None = None,
+              base_ref: str | None = None) -> CheckReport:
     from kueueplan.compile import environment_names
     from kueueplan.emit.build import render
     from kueueplan.spec.load import load_spec
@@ -149,4 +156,27 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
                 sim.expectations = run.expectations
                 sim.failed = run.failed
             report.simulations.append(sim)
+    if base_ref is not None:
+        report.apply = plan_against(spec_dir, base_ref, policies or [], simulate)
     return report
+
+
+def plan_against(spec_dir: Path, base_ref: str, policies: list[str], simulate: bool) -> list[Any]:
+    """The apply plan (workflow/applyplan.py) of the spec at `base_ref` -> the spec now, per environment, with
+    the apply policy read at `base_ref`."""
+    import tempfile
+
+    from kueueplan.workflow.applyplan import apply_allowance, plan_env
+    from kueueplan.workflow.gitbase import export_at
+    from kueueplan.workflow.simulation import simulate_side
+    from kueueplan.workflow.sources import load_side
+
+    with tempfile.TemporaryDirectory(prefix="kueueplan-base-") as tmp:
+        base = load_side(export_at(base_ref, spec_dir, Path(tmp)))
+        head = load_side(spec_dir)
+        allow = apply_allowance(list(policies), spec_dir, base_ref, Path(tmp))
+        steps = []
+        for env in sorted(set(base.envs) & set(head.envs)):
+            run = simulate_side(base, env) if simulate and base.is_spec else None
+            steps += plan_env(env, base.envs[env], head.envs[env], run.result if run else None, allow(env))
+        return steps

@@ -60,10 +60,11 @@ class EnvDiff:
     simulated: bool = False
     head_cluster: Cluster = field(default_factory=Cluster)
     status: str = "changed"  # changed, added (env only in head), removed (only in base)
+    apply: list[Any] = field(default_factory=list)  # kueueplan.workflow.applyplan.ApplyStep
 
     @property
     def empty(self) -> bool:
-        return not (self.quotas or self.objects or self.workloads or self.broken_expectations)
+        return not (self.quotas or self.objects or self.workloads or self.broken_expectations or self.apply)
 
 
 @dataclass
@@ -80,6 +81,7 @@ class DiffReport:
             out += [f"{env.env}: {w.workload} {w.change} in ClusterQueue {w.cluster_queue}"
                     for w in env.workloads if w.blocking]
             out += [f"{env.env}: {text}" for text in env.broken_expectations]
+            out += [f"{env.env}: {step.text}" for step in env.apply if step.blocking]
         return out
 
     @property
@@ -102,7 +104,9 @@ def diff_objects(base: Mapping[Key, Any], head: Mapping[Key, Any]) -> list[Objec
     return out
 
 
-def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> DiffReport:
+def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
+               allow: Callable[[str], set[str]] | None = None) -> DiffReport:
+    """`allow(env)`: the apply steps the PlatformPolicy permits there (workflow/applyplan.py; default none)."""
     if len(base.envs) == 1 and len(head.envs) == 1 and set(base.envs) != set(head.envs):
         # Two single-environment sides (e.g. two manifest folders): compare them whatever their names.
         base = Side(base.path, base.is_spec, {next(iter(head.envs)): next(iter(base.envs.values()))})
@@ -115,6 +119,7 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> Dif
         teams = {**(base.teams(env) if env in base.envs else {}), **(head.teams(env) if env in head.envs else {})}
         result = EnvDiff(env, diff_quotas(quota_table(base_cluster), quota_table(head_cluster), teams),
                          diff_objects(index(base_docs), index(head_docs)), head_cluster=head_cluster, status=status)
+        before = None
         if simulate is not None and status == "changed":
             before = simulate(base, env) if base.is_spec else None
             after = simulate(head, env) if head.is_spec else None
@@ -129,6 +134,11 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None) -> Dif
                           if key not in already]
                 result.broken_expectations = [f for f, _ in broken]
                 result.broken_count = len({owner for _, owner in broken})
+        if status == "changed":
+            from kueueplan.workflow.applyplan import plan_env
+
+            result.apply = plan_env(env, base_docs, head_docs, before.result if before else None,
+                                    allow(env) if allow else ())
         envs.append(result)
     return DiffReport(str(base.path), str(head.path), envs)
 

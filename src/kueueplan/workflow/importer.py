@@ -28,10 +28,12 @@ from kueueplan.workflow.manifests import KUEUEPLAN_API, clean, key_of, key_text
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 NAME_LABEL = "kubernetes.io/metadata.name"
-WORKLOAD_KINDS = {("ray.io", "RayJob"), ("ray.io", "RayCluster"), ("batch", "Job"), ("", "Pod")}
+WORKLOAD_KINDS = {("ray.io", "RayJob"), ("ray.io", "RayCluster"), ("batch", "Job"), ("", "Pod"),
+                  ("jobset.x-k8s.io", "JobSet"), ("kubeflow.org", "PyTorchJob")}
 # Kinds `import` turns into spec documents; what `build(import(x))` reproduces.
 IMPORTED_KINDS = {"ResourceFlavor", "WorkloadPriorityClass", "Cohort", "ClusterQueue", "LocalQueue",
-                  "AdmissionCheck", "ProvisioningRequestConfig", "Namespace", "RayJob", "RayCluster", "Job", "Pod"}
+                  "AdmissionCheck", "ProvisioningRequestConfig", "Namespace", "RayJob", "RayCluster", "Job", "Pod",
+                  "JobSet", "PyTorchJob"}
 _OWN_LABELS = ("kueueplan.io/", "app.kubernetes.io/managed-by")
 _OWN_ANNOTATIONS = ("kueueplan.io/", "argocd.argoproj.io/sync-wave")
 
@@ -250,6 +252,42 @@ def _ray_group(group: Mapping[str, Any], worker: bool) -> dict[str, Any]:
     return out
 
 
+def _replicated_job(rj: Mapping[str, Any]) -> dict[str, Any]:
+    """A JobSet replicatedJob -> a spec Replica: name, replicas, parallelism, completions and the pod typed; the
+    rest of the replicatedJob (and of its Job spec) kept verbatim in `group`."""
+    rest = dict(rj)
+    typed: dict[str, Any] = {"name": rest.pop("name")}
+    if "replicas" in rest:
+        typed["replicas"] = rest.pop("replicas")
+    template = dict(rest.pop("template", None) or {})
+    job = dict(template.pop("spec", None) or {})
+    for key in ("parallelism", "completions"):
+        if key in job:
+            typed[key] = job.pop(key)
+    out = _pod_template(job.pop("template", None) or {}, typed)
+    if job:
+        template["spec"] = job
+    if template:
+        rest["template"] = template
+    if rest:
+        out["group"] = rest
+    return out
+
+
+def _pytorch_replica(rtype: str, replica: Mapping[str, Any]) -> dict[str, Any]:
+    """A pytorchReplicaSpecs entry -> a spec Replica named master / worker; restartPolicy etc. kept in `group`."""
+    if rtype.lower() not in ("master", "worker"):
+        raise ValueError(f"replica type {rtype!r} is not Master or Worker")
+    rest = dict(replica)
+    typed: dict[str, Any] = {"name": rtype.lower()}
+    if "replicas" in rest:
+        typed["replicas"] = rest.pop("replicas")
+    out = _pod_template(rest.pop("template", None) or {}, typed)
+    if rest:
+        out["group"] = rest
+    return out
+
+
 _RAYJOB_FIELDS = ("entrypoint", "runtimeEnvYAML", "shutdownAfterJobFinishes", "ttlSecondsAfterFinished",
                   "activeDeadlineSeconds", "submissionMode")
 
@@ -285,6 +323,11 @@ def _workload(obj: Mapping[str, Any], team: str, namespace: str, queue: str) -> 
             if key in spec:
                 body[key] = spec.pop(key)
         body["template"] = _pod_template(spec.pop("template", None) or {})
+    elif kind == "JobSet":
+        body["replicas"] = [_replicated_job(rj) for rj in spec.pop("replicatedJobs", None) or []]
+    elif kind == "PyTorchJob":
+        replicas = spec.pop("pytorchReplicaSpecs", None) or {}
+        body["replicas"] = [_pytorch_replica(str(t), r) for t, r in replicas.items()]
     else:  # Pod: the object's spec is the pod
         body["template"] = _pod_template({"spec": spec})
         spec = {}
@@ -428,7 +471,7 @@ def _import_workloads(by_kind: dict[str, list[dict[str, Any]]], result: ImportRe
              for lq in by_kind.get("LocalQueue", [])}
     cqs = {o["metadata"]["name"] for o in by_kind.get("ClusterQueue", [])}
     taken: set[str] = set()
-    for kind in ("RayJob", "RayCluster", "Job", "Pod"):
+    for kind in ("RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"):
         for obj in by_kind.get(kind, []):
             meta = obj.get("metadata") or {}
             namespace = meta.get("namespace") or "default"

@@ -128,7 +128,10 @@ def clean(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # Written by `kueueplan build` on every object: the apply order and the owner. Not part of what an object does.
-OWN_KEYS = {"argocd.argoproj.io/sync-wave": None, "app.kubernetes.io/managed-by": "kueueplan"}
+OWN_KEYS = {"argocd.argoproj.io/sync-wave": None, "app.kubernetes.io/managed-by": "kueueplan",
+            # the Namespace protection build writes (compile/gitops.py NAMESPACE_ANNOTATIONS)
+            "argocd.argoproj.io/sync-options": "Prune=confirm,Delete=confirm",
+            "kustomize.toolkit.fluxcd.io/prune": "disabled"}
 
 
 def _own(key: str, value: str | None = None) -> bool:

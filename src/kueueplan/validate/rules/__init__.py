@@ -2,12 +2,14 @@
 
 from kueueplan.validate.rules import (  # noqa: F401
     admission,
+    admissionpolicy,
     configuration,
     core,
     crd,
     hygiene,
     jobs,
     jobwebhook,
+    kinds,
     release,
     loading,
     policy,

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.podsets import SUPPORTED_KINDS, queue_name_of
 from kueueplan.validate.model import Context
 from kueueplan.validate.registry import Hit, rule
 
-ADMITTABLE_KINDS = ("RayJob", "RayCluster", "Job", "Pod", "Workload")
+ADMITTABLE_KINDS = SUPPORTED_KINDS  # every kind kube.podsets derives pod sets for
 _LAYER5_REASONS = ("doesn't exist", "namespaceSelector", "not found", "no kueue.x-k8s.io/queue-name")
 
 
@@ -31,6 +32,8 @@ def _cluster(ctx: Context) -> Any:
             continue  # malformed objects are reported by the schema and webhook layers
         if kobj is not None:
             cluster.apply(kobj)
+        else:
+            cluster.other.append(obj.data)  # e.g. a TrainJob's runtime, which derive_workload reads
     return cluster
 
 
@@ -182,6 +185,4 @@ def never_admissible(ctx: Context) -> Iterator[Hit]:
 
 
 def _queued(obj: Any) -> bool:
-    if obj.kind == "Workload":
-        return bool(obj.spec.get("queueName"))
-    return "kueue.x-k8s.io/queue-name" in obj.labels
+    return bool(queue_name_of(obj.data))

@@ -5,6 +5,7 @@ Every rule here runs only when a PlatformPolicy is given, and only checks what t
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from collections.abc import Iterator
 from fractions import Fraction
@@ -411,9 +412,64 @@ def _workload_priority(obj: Obj) -> tuple[str | None, tuple[Any, ...]]:
     return (str(label) if label else None), ("metadata", "labels", kueue.PRIORITY_LABEL)
 
 
+def _priority_refs(obj: Obj, policy: "Policy") -> Iterator[tuple[str, tuple[Any, ...], str]]:
+    """(priority, path, what names it): the Kueue label or Workload field, then each pod template's
+    priorityClassName; the policy's defaultPriority stands in when the workload names none."""
+    name, path = _workload_priority(obj)
+    named = False
+    if name is not None:
+        named = True
+        yield name, path, "priority"
+    if obj.kind != "Workload":
+        from kueueplan.validate.vap import pod_templates
+
+        for tpath, template, _owner in pod_templates(obj):
+            spec = template.get("spec")
+            pcn = spec.get("priorityClassName") if isinstance(spec, dict) else None
+            if pcn and isinstance(pcn, str):  # another type: the schema rules report it
+                named = True
+                where = ".".join(str(p) for p in tpath)
+                yield str(pcn), tpath + ("spec", "priorityClassName"), f"pod template {where} priorityClassName"
+    default = policy.spec.priorities.defaultPriority
+    if not named and default:
+        yield default, ("metadata",), "default priority (names none; priorities.defaultPriority)"
+
+
+def _glob_in(name: str, globs: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, g) for g in globs)
+
+
+def _priority_problems(policy: "Policy", obj: Obj, name: str) -> Iterator[str]:
+    env = policy.env_of(obj)
+    ep = policy.spec.environments.get(env) if env else None
+    if ep is not None and ep.priorities is not None and not _glob_in(name, ep.priorities):
+        yield f"is not allowed in environment {env} (allowed: {', '.join(ep.priorities) or 'none'})"
+    team = policy.team_of_namespace(obj.namespace)
+    tp = policy.spec.teams.get(team) if team else None
+    if tp is not None and tp.priorities is not None and not _glob_in(name, tp.priorities):
+        yield f"is not one team {team} may use (allowed: {', '.join(tp.priorities) or 'none'})"
+    rules = dict(policy.spec.priorities.namespaces)
+    if tp is not None:
+        rules.update(tp.namespacePriorities)
+    for glob, allowed in sorted(rules.items()):
+        if obj.namespace and fnmatch.fnmatchcase(obj.namespace, glob) and not _glob_in(name, allowed):
+            yield f"is not allowed in namespaces {glob} (allowed: {', '.join(allowed) or 'none'})"
+    denied = list(policy.spec.priorities.denied) + (tp.deniedPriorities if tp is not None else [])
+    hit = next((g for g in denied if fnmatch.fnmatchcase(name, g)), None)
+    if hit is not None:
+        yield f"is denied by the policy ({hit})"
+
+
 @rule("KP605", "error", "7 policy", kinds=WORKLOAD_KINDS + ("Workload",))
 def priority_not_allowed(obj: Obj, ctx: Context) -> Iterator[Hit]:
-    """Priority policy: a workload uses a priority its environment or its team may not use (e.g. prod in dev).
+    """Priority policy: a workload or one of its pod templates uses a priority its environment, team or namespace
+    may not use, or one the policy denies.
+
+    Checks the `kueue.x-k8s.io/priority-class` label and every pod template's `priorityClassName` (a RayJob's
+    head, a Job's pods) against `environments.<env>.priorities`, `teams.<team>.priorities`, per-namespace lists
+    (`priorities.namespaces`, `teams.<team>.namespacePriorities`: globs of namespaces, e.g. a team's `*-dev`
+    namespaces may use only dev-priority) and the deny-lists (`priorities.denied`, `teams.<team>.deniedPriorities`).
+    Lists take globs. A workload that names no priority is checked as `priorities.defaultPriority`.
 
     Fails:
 
@@ -423,23 +479,33 @@ def priority_not_allowed(obj: Obj, ctx: Context) -> Iterator[Hit]:
     metadata:
       name: platform
     spec:
-      environments:
-        dev: {paths: ["*"], priorities: [dev-priority]}
+      teams:
+        team-a:
+          namespaces: [team-a, team-a-dev]
+          priorities: [dev-priority, prod-priority]
+          namespacePriorities: {"*-dev": [dev-priority]}
+      priorities:
+        denied: ["system-*"]
     ---
-    apiVersion: batch/v1
-    kind: Job
+    apiVersion: ray.io/v1
+    kind: RayJob
     metadata:
-      name: sample
-      namespace: team-a
+      name: train
+      namespace: team-a-dev
       labels:
-        kueue.x-k8s.io/priority-class: prod-priority
+        kueue.x-k8s.io/queue-name: user-queue
+        kueue.x-k8s.io/priority-class: dev-priority
     spec:
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-          - name: main
-            image: busybox
+      entrypoint: python train.py
+      rayClusterSpec:
+        headGroupSpec:
+          rayStartParams: {}
+          template:
+            spec:
+              priorityClassName: system-cluster-critical
+              containers:
+              - name: head
+                image: rayproject/ray:2.9.0
     ```
 
     Passes:
@@ -450,41 +516,41 @@ def priority_not_allowed(obj: Obj, ctx: Context) -> Iterator[Hit]:
     metadata:
       name: platform
     spec:
-      environments:
-        dev: {paths: ["*"], priorities: [dev-priority]}
+      teams:
+        team-a:
+          namespaces: [team-a, team-a-dev]
+          priorities: [dev-priority, prod-priority]
+          namespacePriorities: {"*-dev": [dev-priority]}
+      priorities:
+        denied: ["system-*"]
     ---
-    apiVersion: batch/v1
-    kind: Job
+    apiVersion: ray.io/v1
+    kind: RayJob
     metadata:
-      name: sample
-      namespace: team-a
+      name: train
+      namespace: team-a-dev
       labels:
+        kueue.x-k8s.io/queue-name: user-queue
         kueue.x-k8s.io/priority-class: dev-priority
     spec:
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-          - name: main
-            image: busybox
+      entrypoint: python train.py
+      rayClusterSpec:
+        headGroupSpec:
+          rayStartParams: {}
+          template:
+            spec:
+              containers:
+              - name: head
+                image: rayproject/ray:2.9.0
     ```
     """
     policy = _policy(ctx)
     if policy is None:
         return
-    name, path = _workload_priority(obj)
-    if name is None:
-        return
-    env = policy.env_of(obj)
-    ep = policy.spec.environments.get(env) if env else None
-    if ep is not None and ep.priorities is not None and name not in ep.priorities:
-        yield Hit(obj, path, f"priority {name!r} is not allowed in environment {env} (allowed: "
-                             f"{', '.join(ep.priorities) or 'none'})")
-    team = policy.team_of_namespace(obj.namespace)
-    tp = policy.spec.teams.get(team) if team else None
-    if tp is not None and tp.priorities is not None and name not in tp.priorities:
-        yield Hit(obj, path, f"team {team} may not use priority {name!r} (allowed: "
-                             f"{', '.join(tp.priorities) or 'none'})")
+    for name, path, what in _priority_refs(obj, policy):
+        problems = list(_priority_problems(policy, obj, name))
+        if problems:
+            yield Hit(obj, path, f"{what} {name!r} {'; and '.join(problems)}")
 
 
 @rule("KP606", "error", "7 policy", scope="global")
@@ -783,3 +849,511 @@ def naming_convention(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if not compile_regex(pattern).search(obj.name):
         yield Hit(obj, ("metadata", "name"), f"{obj.kind} name {obj.name!r} does not match the naming convention "
                                              f"{policy.spec.naming[obj.kind]!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Queue enforcement tied to Kueue's Configuration (issue 15): `queues:` and `priorities:` knobs.
+
+# Kinds -> Kueue's integration (framework) names, as in integrations.frameworks.
+FRAMEWORK_OF = {
+    "Job": "batch/job", "CronJob": "batch/job", "RayJob": "ray.io/rayjob", "RayCluster": "ray.io/raycluster",
+    "RayService": "ray.io/rayservice", "JobSet": "jobset.x-k8s.io/jobset", "PyTorchJob": "kubeflow.org/pytorchjob",
+    "TFJob": "kubeflow.org/tfjob", "MPIJob": "kubeflow.org/mpijob", "XGBoostJob": "kubeflow.org/xgboostjob",
+    "PaddleJob": "kubeflow.org/paddlejob", "JAXJob": "kubeflow.org/jaxjob", "TrainJob": "trainer.kubeflow.org/trainjob",
+    "AppWrapper": "workload.codeflare.dev/appwrapper", "Pod": "pod", "Deployment": "deployment",
+    "StatefulSet": "statefulset", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset",
+}
+ALWAYS_RESPECTED_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
+
+
+def kueue_configuration(ctx: Context, obj: Obj) -> tuple[Any, str, tuple[int, int]]:
+    """Kueue's effective Configuration for `obj`'s apply unit (kueueplan.validate.configuration: the
+    `kueue-manager-config` ConfigMap among the inputs, else the release's defaults), where it came from, and the
+    release; None when it cannot be read (KP450 reports that)."""
+    from kueueplan.kube.podsets import version_tuple
+    from kueueplan.validate.configuration import universe_configuration
+
+    effective = universe_configuration(ctx, obj)
+    if effective is None:
+        return None, "an unreadable Configuration", version_tuple(ctx.kueue_version)
+    source = (f"the Configuration in {effective.view.file}" if effective.view is not None
+              else "no kueue-manager-config ConfigMap among the inputs, so Kueue's defaults")
+    return effective.config, source, effective.release
+
+
+def _queue_label(obj: Obj) -> str | None:
+    if obj.kind == "Workload":
+        q = obj.spec.get("queueName")
+        return str(q) if q else None
+    labels = obj.labels
+    if obj.kind == "CronJob":  # the Jobs it creates carry the job template's labels
+        meta = ((obj.spec.get("jobTemplate") or {}).get("metadata") or {}) if isinstance(
+            obj.spec.get("jobTemplate"), dict) else {}
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    q = labels.get(kueue.QUEUE_LABEL)
+    return str(q) if q else None
+
+
+def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
+    """(does Kueue manage this workload, why) from the Configuration, the namespace's labels and the kind."""
+    cfg, source, release = kueue_configuration(ctx, obj)
+    if cfg is None:
+        return True, source  # cannot tell: the Configuration rules report the file
+    framework = FRAMEWORK_OF.get(obj.kind)
+    enabled = set(cfg.frameworks) | set((cfg.integrations.external_frameworks or []) if cfg.integrations else [])
+    if framework and framework not in enabled:
+        return False, f"{framework} is not in integrations.frameworks ({source}), so Kueue ignores {obj.kind}s"
+    selector = cfg.managed_jobs_namespace_selector
+    labels = namespace_labels(ctx, obj.namespace or "") or {"kubernetes.io/metadata.name": obj.namespace or ""}
+    in_selector = selector is None or selector_matches(selector, labels)
+    missing = _selector_gap(selector, labels) if not in_selector else ""
+    declared = ctx.get("Namespace", obj.namespace or "") is not None
+    unknown = "" if declared else f" (namespace {obj.namespace} is not among the inputs: only its name is known)"
+    if not named and in_selector and _defaults_to_local_queue(ctx, cfg, obj, release):
+        return True, ""  # Kueue's webhook gives it the namespace's `default` LocalQueue
+    if named:
+        if not in_selector and _always_respected(cfg, release):
+            return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing}, which "
+                           f"also gates jobs that name a queue ({ALWAYS_RESPECTED_GATE}; {source}){unknown}")
+        return True, ""
+    if not cfg.manage_jobs_without_queue_name:
+        return False, f"manageJobsWithoutQueueName is false ({source})"
+    if not in_selector:
+        return False, (f"namespace {obj.namespace} is outside managedJobsNamespaceSelector{missing} ({source})"
+                       f"{unknown}")
+    return True, ""
+
+
+def _always_respected(cfg: Any, release: tuple[int, int]) -> bool:
+    """ManagedJobsNamespaceSelectorAlwaysRespected: alpha in Kueue v0.13 (off), beta v0.15 (on), GA v0.19
+    (pkg/features/kube_features.go): the selector then gates jobs with a queue name too."""
+    if release < (0, 13):
+        return False
+    if release >= (0, 19):
+        return True
+    return bool(cfg.feature_gates.get(ALWAYS_RESPECTED_GATE, release >= (0, 15)))
+
+
+def _defaults_to_local_queue(ctx: Context, cfg: Any, obj: Obj, release: tuple[int, int]) -> bool:
+    """LocalQueueDefaulting (beta, on by default since Kueue v0.12, GA in v0.17): a job that names no queue, in a
+    namespace with a LocalQueue named `default` that managedJobsNamespaceSelector selects, gets that queue
+    (pkg/controller/jobframework ApplyDefaultLocalQueue)."""
+    if release < (0, 12) or cfg.feature_gates.get("LocalQueueDefaulting") is False:
+        return False
+    return any(lq.namespace == obj.namespace and lq.name == "default" for lq in ctx.kueue("LocalQueue"))
+
+
+def _selector_gap(selector: Any, labels: dict[str, str]) -> str:
+    """What a namespace lacks for a selector, e.g. ": it lacks label kueue-managed=true"."""
+    if not isinstance(selector, dict):
+        return ""
+    need = [f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items() if labels.get(str(k)) != str(v)]
+    for expr in kueue.as_list(selector.get("matchExpressions")):
+        if isinstance(expr, dict) and expr.get("operator") in ("In", "Exists") and str(expr.get("key")) not in labels:
+            vals = ",".join(str(v) for v in kueue.as_list(expr.get("values")))
+            need.append(f"{expr.get('key')}" + (f" in ({vals})" if vals else ""))
+    return f": it lacks label {', '.join(need)}" if need else ""
+
+
+@rule("KP620", "error", "7 policy", kinds=WORKLOAD_KINDS)
+def workload_bypasses_quota(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """Queue enforcement: a workload in a team namespace escapes Kueue (no queue, and Kueue's Configuration does
+    not manage it), so it runs without quota.
+
+    With `queues.requireQueueName` (or `teams.<team>.requireQueueName`), every workload in a team namespace must
+    name a queue (`kueue.x-k8s.io/queue-name`) or be covered by Kueue's Configuration: `manageJobsWithoutQueueName`
+    plus a `managedJobsNamespaceSelector` that selects its namespace, and its kind among `integrations.frameworks`
+    (a selected namespace with a LocalQueue named `default` covers it too: Kueue's LocalQueueDefaulting). From
+    Kueue v0.15 (ManagedJobsNamespaceSelectorAlwaysRespected, GA in v0.19) the selector gates jobs that name a
+    queue as well, so those outside it are reported too; `--kueue-version` picks the release.
+    The Configuration is read from the `kueue-manager-config` ConfigMap among the inputs (Kueue's defaults when
+    absent). This cross-checks objects a ValidatingAdmissionPolicy sees one at a time: a team namespace that lacks
+    the label the selector needs lets an unlabelled PyTorchJob bypass quota.
+
+    Fails:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      teams:
+        team-a: {namespaces: [team-a]}
+      queues:
+        requireQueueName: true
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: kueue-manager-config
+      namespace: kueue-system
+    data:
+      controller_manager_config.yaml: |
+        apiVersion: config.kueue.x-k8s.io/v1beta1
+        kind: Configuration
+        manageJobsWithoutQueueName: true
+        managedJobsNamespaceSelector:
+          matchLabels:
+            kueue-managed: "true"
+        integrations:
+          frameworks: [batch/job, kubeflow.org/pytorchjob]
+    ---
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: team-a
+    ---
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    metadata:
+      name: train
+      namespace: team-a
+    spec:
+      pytorchReplicaSpecs:
+        Master:
+          replicas: 1
+          template:
+            spec:
+              containers:
+              - name: pytorch
+                image: pytorch
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      teams:
+        team-a: {namespaces: [team-a]}
+      queues:
+        requireQueueName: true
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: kueue-manager-config
+      namespace: kueue-system
+    data:
+      controller_manager_config.yaml: |
+        apiVersion: config.kueue.x-k8s.io/v1beta1
+        kind: Configuration
+        manageJobsWithoutQueueName: true
+        managedJobsNamespaceSelector:
+          matchLabels:
+            kueue-managed: "true"
+        integrations:
+          frameworks: [batch/job, kubeflow.org/pytorchjob]
+    ---
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: team-a
+      labels:
+        kueue-managed: "true"
+    ---
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    metadata:
+      name: train
+      namespace: team-a
+    spec:
+      pytorchReplicaSpecs:
+        Master:
+          replicas: 1
+          template:
+            spec:
+              containers:
+              - name: pytorch
+                image: pytorch
+    ```
+    """
+    policy = _policy(ctx)
+    if policy is None or not policy.applies_to(obj.namespace) or not policy.team_setting(obj.namespace,
+                                                                                          "requireQueueName"):
+        return
+    if obj.kind == "Pod" and obj.metadata.get("ownerReferences"):
+        return  # a controller's pod: its owner is the workload
+    queue = _queue_label(obj)
+    managed, why = _coverage(ctx, obj, named=queue is not None)
+    if managed:
+        return
+    team = policy.team_of_namespace(obj.namespace)
+    whose = f"team {team}'s namespace" if team else "namespace"
+    # An undeclared namespace may carry the selector's label on the cluster: a warning, not a verdict.
+    level = "warning" if "is not among the inputs" in why else None
+    if queue is None:
+        yield Hit(obj, ("metadata", "labels") if obj.labels else ("metadata",),
+                  f"{obj.kind} in {whose} {obj.namespace} names no queue (kueue.x-k8s.io/queue-name) and Kueue "
+                  f"does not manage it: {why}; it runs without quota. Name a LocalQueue, or label the namespace "
+                  "for managedJobsNamespaceSelector with manageJobsWithoutQueueName on", severity=level)
+    else:
+        yield Hit(obj, ("metadata", "labels", kueue.QUEUE_LABEL),
+                  f"{obj.kind} names queue {queue!r} but Kueue does not manage it: {why}; it runs without quota",
+                  severity=level)
+
+
+def _team_namespaces(ctx: Context, policy: "Policy") -> dict[str, Obj]:
+    """Team namespaces the inputs show: declared Namespaces, else the first object seen in each."""
+    out: dict[str, Obj] = {}
+    for ns in ctx.by_kind.get("Namespace", []):
+        if ns.group == "" and policy.team_of_namespace(ns.name):
+            out[ns.name] = ns
+    for obj in ctx.objects:
+        if obj.namespace and obj.namespace not in out and policy.team_of_namespace(obj.namespace):
+            out[obj.namespace] = obj
+    return out
+
+
+@rule("KP621", "error", "7 policy", scope="global")
+def team_namespace_lacks_local_queue(ctx: Context) -> Iterator[Hit]:
+    """Queue enforcement: a team namespace lacks a LocalQueue the policy requires (e.g. `default`, which Kueue's
+    LocalQueueDefaulting gives to workloads that name no queue).
+
+    Set `queues.requiredLocalQueues` (or `teams.<team>.requiredLocalQueues`).
+
+    Fails:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      teams:
+        team-a: {namespaces: [team-a]}
+      queues:
+        requiredLocalQueues: [default]
+    ---
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: team-a
+    ---
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata:
+      name: gpus
+      namespace: team-a
+    spec:
+      clusterQueue: team-a
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      teams:
+        team-a: {namespaces: [team-a]}
+      queues:
+        requiredLocalQueues: [default]
+    ---
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: team-a
+    ---
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata:
+      name: default
+      namespace: team-a
+    spec:
+      clusterQueue: team-a
+    ```
+    """
+    policy = _policy(ctx)
+    if policy is None:
+        return
+    have = {(o.namespace, o.name) for o in ctx.kueue("LocalQueue")}
+    for ns, where in sorted(_team_namespaces(ctx, policy).items()):
+        required = policy.team_setting(ns, "requiredLocalQueues") or []
+        for name in required:
+            if (ns, name) not in have:
+                team = policy.team_of_namespace(ns)
+                yield Hit(where, ("metadata",), f"team {team}'s namespace {ns} has no LocalQueue {name!r} (the policy "
+                                                f"requires {', '.join(required)})")
+
+
+def _covered_resources(ctx: Context, obj: Obj) -> tuple[set[str], str]:
+    """Resources the workload's ClusterQueue covers (via its LocalQueue), else cpu and memory."""
+    queue = _queue_label(obj)
+    lq = ctx.get("LocalQueue", queue, obj.namespace) if queue else None
+    cq = ctx.get("ClusterQueue", str(lq.spec.get("clusterQueue"))) if lq is not None else None
+    if cq is not None:
+        covered = {str(r) for rg in kueue.as_list(cq.spec.get("resourceGroups")) if isinstance(rg, dict)
+                   for r in kueue.as_list(rg.get("coveredResources"))}
+        if covered:
+            return covered, f"ClusterQueue {cq.name} covers"
+    return {"cpu", "memory"}, "Kueue counts"
+
+
+@rule("KP622", "error", "7 policy", kinds=WORKLOAD_KINDS)
+def requests_missing(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """Queue enforcement: a pod template requests nothing its ClusterQueue covers, so Kueue admits it at zero quota.
+
+    With `queues.requireRequests` (or `teams.<team>.requireRequests`), every pod template of a workload in a team
+    namespace must request (or limit) at least one resource its ClusterQueue covers (cpu and memory when the
+    queue is not among the inputs); otherwise its pods use the nodes without counting against any quota.
+
+    Fails:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      queues:
+        requireRequests: true
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      namespace: team-a
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      queues:
+        requireRequests: true
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      namespace: team-a
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+            resources:
+              requests: {cpu: 500m, memory: 256Mi}
+    ```
+    """
+    policy = _policy(ctx)
+    if policy is None or not policy.applies_to(obj.namespace) or not policy.team_setting(obj.namespace,
+                                                                                          "requireRequests"):
+        return
+    if obj.kind == "Pod" and obj.metadata.get("ownerReferences"):
+        return
+    from kueueplan.errors import KueueplanError
+    from kueueplan.kube.podsets import pod_requests
+    from kueueplan.validate.vap import pod_templates
+
+    covered, how = _covered_resources(ctx, obj)
+    templates = [(("spec",), {"spec": obj.spec})] if obj.kind == "Pod" else \
+        [(path, tpl) for path, tpl, _ in pod_templates(obj)]
+    for path, template in templates:
+        spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+        try:
+            requests = pod_requests(spec)
+        except KueueplanError:
+            continue  # a malformed quantity: the schema rules report it
+        if not set(requests) & covered:
+            where = ".".join(str(p) for p in path)
+            yield Hit(obj, path, f"pod template {where} requests none of what {how} "
+                                 f"({', '.join(sorted(covered))}): Kueue would admit it at zero quota; set "
+                                 "resources.requests on its containers")
+
+
+@rule("KP623", "error", "7 policy", kinds=WORKLOAD_KINDS + ("Workload",))
+def priority_required(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """Priority policy: a workload names no priority although `priorities.requirePriority` asks for one.
+
+    A priority is the `kueue.x-k8s.io/priority-class` label (a Workload's priorityClassRef) or a pod template's
+    `priorityClassName`. With `priorities.defaultPriority` set, such a workload is instead checked as that one
+    (KP605).
+
+    Fails:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      priorities:
+        requirePriority: true
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      namespace: team-a
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: policy.kueueplan.io/v1alpha1
+    kind: PlatformPolicy
+    metadata:
+      name: platform
+    spec:
+      priorities:
+        requirePriority: true
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      namespace: team-a
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+        kueue.x-k8s.io/priority-class: batch
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+    """
+    policy = _policy(ctx)
+    if policy is None or not policy.spec.priorities.requirePriority or policy.spec.priorities.defaultPriority:
+        return
+    if obj.kind == "Pod" and obj.metadata.get("ownerReferences"):
+        return
+    if not any(True for _ in _priority_refs(obj, policy)):
+        yield Hit(obj, ("metadata",), f"{obj.kind} names no priority (kueue.x-k8s.io/priority-class label or pod "
+                                      "template priorityClassName); the policy requires one")

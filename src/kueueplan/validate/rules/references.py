@@ -438,7 +438,7 @@ def workload_missing_priority(obj: Obj, ctx: Context) -> Iterator[Hit]:
     builtin = {"system-cluster-critical", "system-node-critical"}
     for path, spec in pod_templates(obj):
         name = spec.get("priorityClassName")
-        if name and name not in builtin and ctx.get("PriorityClass", str(name)) is None:
+        if name and isinstance(name, str) and name not in builtin and ctx.get("PriorityClass", name) is None:
             yield _missing(ctx, "PriorityClass", f"priorityClassName {name!r} names no PriorityClass",
                            path + ("priorityClassName",), obj)
 
