@@ -259,8 +259,9 @@ def test_import_force_overwrites_only_what_import_wrote(tmp_path: Path) -> None:
     manifests.write_text(HOSTILE_MANIFESTS.format(cq="team", job="train"))
     out = tmp_path / "spec"
     runner = CliRunner()
-    assert runner.invoke(main, ["import", str(manifests.parent), "-o", str(out)]).exit_code == 0
-    assert runner.invoke(main, ["import", str(manifests.parent), "-o", str(out), "--force"]).exit_code == 0
+    # exit 1, not 0: the input's ClusterQueue uses a ResourceFlavor `default` it does not contain (reported)
+    assert runner.invoke(main, ["import", str(manifests.parent), "-o", str(out)]).exit_code == 1
+    assert runner.invoke(main, ["import", str(manifests.parent), "-o", str(out), "--force"]).exit_code == 1
     # A hand-written file where import would write: --force stops, naming it, and writes nothing.
     team = out / "teams" / "team.yaml"
     team.write_text("# mine\nkind: Team\n")

@@ -382,7 +382,12 @@ def test_suffixes_scale_exactly(parts: tuple[str, str, str]) -> None:
     sign, number, suffix = parts
     value = _parsed(sign + number + suffix)
     assume(value is not None)
-    assert value == Fraction(sign + number) * _FACTORS[suffix]
+    # apimachinery rounds away from zero to 1n when parsing (values below 1n and long fractions), and caps
+    # binary-suffix values at 2^63-1 (8Ei and up)
+    exact = _away(Fraction(sign + number) * _FACTORS[suffix], NANO)
+    if suffix in _BINARY:
+        exact = max(-(2**63 - 1), min(2**63 - 1, exact))
+    assert value == exact
 
 
 @fuzz(300)
@@ -433,8 +438,9 @@ def test_canonical_is_sign_symmetric(parts: tuple[str, str, str]) -> None:
     assume(value is not None and value != 0)
     assert canonical("-" + bare) == "-" + canonical(bare)
     assert canonical("+" + bare) == canonical(bare)
-    assert resource_value("memory", "-" + bare) == -resource_value("memory", bare)
-    assert resource_value("cpu", "-" + bare) == -resource_value("cpu", bare)
+    for resource in ("memory", "cpu"):
+        if abs(resource_value(resource, bare)) < 2**63 - 1:  # beyond, Kueue clamps to MinInt64 / MaxInt64
+            assert resource_value(resource, "-" + bare) == -resource_value(resource, bare)
 
 
 @fuzz(300)
@@ -448,13 +454,14 @@ def test_resource_value_is_monotonic(a: str, b: str, resource: str) -> None:
     assert ra <= rb
     unit = Fraction(1, 1000) if resource == "cpu" else Fraction(1)
     # Kueue counts in whole units (millicores for cpu), rounded away from zero (Value / MilliValue).
-    assert ra * unit == _away(va, unit)
+    assert ra * unit == max(-(2**63) * unit, min((2**63 - 1) * unit, _away(va, unit)))  # clamped to int64
     # The canonical (stored) form counts the same as what was written.
     assert resource_value(resource, canonical(a)) == ra
 
 
+# ("k" alone is accepted: apimachinery reads a missing number as 0, see tests/kube/test_quantity.py)
 @pytest.mark.parametrize("bad", ["1K", "1ki", "1KI", "1kI", "1MI", "1mi", "1gi", "1GI", "1Kib", "1KiB", "1B",
-                                 "1b", "1e", "1E3.5", "1.5.5", "1 k", "k", "1kk", "1mm", "1Kim", "0x10", "1_000",
+                                 "1b", "1e", "1E3.5", "1.5.5", "1 k", "kk", "1kk", "1mm", "1Kim", "0x10", "1_000",
                                  "١", "1e+", "∞", "1µ"])
 def test_suffix_spellings_kubernetes_refuses(bad: str) -> None:
     with pytest.raises(QuantityError):

@@ -57,7 +57,7 @@ def test_rayjob_priority_on_current_kueue_never_fits() -> None:
 def test_oke_lab_v08() -> None:
     out, wl, failed = run("oke-dev-prod/scenario.yaml")
     assert failed == []
-    states = sorted(w["state"] for w in wl.values())
+    states = sorted(w["state"] for name, w in wl.items() if name.startswith("default/"))
     # one DEV job complete, two suspended, PROD running
     assert states == ["Admitted", "Finished", "Pending", "Pending"]
     assert wl["default/prod-pytorch-text-classifier-4"]["state"] == "Admitted"
@@ -74,7 +74,7 @@ def test_oke_lab_v08() -> None:
 def test_oke_lab_current_kueue() -> None:
     out, wl, failed = run("oke-dev-prod/scenario-current.yaml")
     assert failed == []
-    assert {w["state"] for w in wl.values()} == {"Inadmissible"}
+    assert {w["state"] for name, w in wl.items() if name.startswith("default/")} == {"Inadmissible"}
 
 
 def test_gang_scheduling_waits_for_provisioning() -> None:
@@ -97,23 +97,23 @@ def test_skypilot_pods_with_priorities() -> None:
     out, wl, failed = run("skypilot/scenario.yaml")
     assert failed == []
     (pre,) = events(out, "Preempted")
-    assert (pre["workload"], pre["by"], pre["at"]) == ("default/job1-2ea4-head", "default/job2-8afd-head", 120)
+    assert (pre["workload"], pre["by"], pre["at"]) == ("default/job1-head-1", "default/job2-head-2", 120)
     # a preempted plain Pod is deleted by Kueue and never runs again
-    assert wl["default/job1-2ea4-head"]["state"] == "Finished"
-    assert wl["default/job1-2ea4-head"]["finishedAt"] == 120
-    assert len(events(out, "Admitted", "default/job1-2ea4-head")) == 1
+    assert wl["default/job1-head-1"]["state"] == "Finished"
+    assert wl["default/job1-head-1"]["finishedAt"] == 120
+    assert len(events(out, "Admitted", "default/job1-head-1")) == 1
     # the pod integration is on because of the tutorial's Configuration (gen/preemption/kueue-manager-config.yaml)
     assert "ConfigMap kueue-manager-config" in out["configuration"]["source"]
     assert "frameworks batch/job, pod" in out["configuration"]["simulated"]
     # SkyPilot's job controller resubmits the preempted job: a new pod at the back of the queue, run after job2
-    resubmitted = wl["default/job1-2ea4-head-r1"]
+    resubmitted = wl["default/job1-head-1-r1"]
     assert (resubmitted["createdAt"], resubmitted["admittedAt"], resubmitted["state"]) == (150, 720, "Finished")
 
 
 def test_skypilot_without_priorities_waits() -> None:
     out, wl, failed = run("skypilot/scenario-fifo.yaml")
     assert failed == []
-    assert events(out, "Admitted", "default/job2-8afd-head")[0]["at"] == 1800
+    assert events(out, "Admitted", "default/job2-head-2")[0]["at"] == 1800
     assert not events(out, "Preempted")
 
 

@@ -20,9 +20,9 @@ def _failures(scenario_file: str, expectations: list[dict]) -> list[str]:
 
 
 def test_preempted() -> None:
-    assert _failures("skypilot/scenario.yaml", [{"workload": "default/job1-2ea4-head", "preempted": True}]) == []
-    (failure,) = _failures("skypilot/scenario-fifo.yaml", [{"workload": "default/job1-2ea4-head", "preempted": True}])
-    assert "default/job1-2ea4-head was never preempted" in failure
+    assert _failures("skypilot/scenario.yaml", [{"workload": "default/job1-head-1", "preempted": True}]) == []
+    (failure,) = _failures("skypilot/scenario-fifo.yaml", [{"workload": "default/job1-head-1", "preempted": True}])
+    assert "default/job1-head-1 was never preempted" in failure
 
 
 def test_evicted() -> None:

@@ -122,7 +122,11 @@ def test_manifest_diff_reports_quota_and_object_changes(preemption_dir: Path, tm
     (head / "team-a-cq.yaml").write_text(text)
     (head / "team-b-rb.yaml").unlink()
     out = CliRunner().invoke(main, ["diff", str(preemption_dir), str(head)])
-    assert out.exit_code == 0, out.output  # manifests declare no load: nothing can become inadmissible
+    # The tutorial's RayClusters are the load (second edition): team-a's prod cluster needs 4 GPUs, now 2.
+    assert out.exit_code == 1, out.output
+    assert ("team-a/raycluster-prod (team-a-cq): inadmissible: Admitted (waited 0s) → Inadmissible "
+            "[nvidia.com/gpu on gpu-flavor: nominal 4 → 2]") in out.output
+    assert "needs 4 nvidia.com/gpu (small-group-test 2x2) but ClusterQueue team-a-cq can use at most 2" in out.output
     assert "quota ClusterQueue team-a-cq: nvidia.com/gpu on gpu-flavor: nominal 4 → 2" in out.output
     assert "- RoleBinding team-b/edit" in out.output
     assert "~ ClusterQueue team-a-cq" in out.output

@@ -9,11 +9,11 @@ import click
 
 from kueueplan.cli import main
 from kueueplan.report.check import as_json, markdown, text
-from kueueplan.workflow.check import run_check
+from kueueplan.workflow.check import is_spec_folder, run_check, run_manifest_check
 
 
 @main.command()
-@click.argument("spec_dir", default=Path("environments"), type=click.Path(path_type=Path))
+@click.argument("spec_dir", default="environments")
 @click.option("--gen", "gen_dir", type=click.Path(path_type=Path), default=None,
               help="The committed build output [default: gen/ beside SPEC_DIR].")
 @click.option("--no-drift", is_flag=True, help="Do not compare with the committed build output.")
@@ -29,13 +29,24 @@ from kueueplan.workflow.check import run_check
 @click.option("--no-policies", is_flag=True, help="Do not apply platform policies.")
 @click.option("--base", "base_ref", metavar="GIT_REF", default=None,
               help="Also plan the apply from SPEC_DIR at GIT_REF (what Argo CD / Flux will do; policy read there).")
-def check(spec_dir: Path, gen_dir: Path | None, no_drift: bool, no_simulate: bool, fail_on: str, fmt: str,
+def check(spec_dir: str, gen_dir: Path | None, no_drift: bool, no_simulate: bool, fail_on: str, fmt: str,
           crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool, base_ref: str | None) -> None:
     """Build to a temporary folder and compare with the committed gen/, validate, and simulate every
-    environment's declared load against its expectations. Exit 0 ok, 1 problems found, 2 unusable input."""
+    environment's declared load against its expectations. Exit 0 ok, 1 problems found, 2 unusable input.
+
+    SPEC_DIR may instead hold plain manifests (a folder, a file, or `-` for stdin): they are validated and the
+    workloads in them simulated as the load."""
     from kueueplan.spec.load import resolve_spec_dir
 
-    spec_dir = resolve_spec_dir(spec_dir)  # a project folder whose spec is in environments/
+    resolved = None if spec_dir == "-" else resolve_spec_dir(spec_dir)  # a project folder: its environments/
+    if resolved is None or (resolved.exists() and not is_spec_folder(resolved)):
+        beside_arg = Path(spec_dir).parent / "policies"
+        paths = [] if no_policies else list(policies) or ([str(beside_arg)] if beside_arg.is_dir() else [])
+        report = run_manifest_check(spec_dir, fail_on, simulate=not no_simulate, crds=list(crds) or None,
+                                    policies=paths)
+        click.echo({"text": text, "markdown": markdown, "json": as_json}[fmt](report), nl=False)
+        sys.exit(report.exit_code)
+    spec_dir = resolved
     gen = None if no_drift else (gen_dir or spec_dir.parent / "gen")
     beside = spec_dir.parent / "policies"
     policy_paths = [] if no_policies else list(policies) or ([str(beside)] if beside.is_dir() else [])

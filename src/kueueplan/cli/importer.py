@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from kueueplan.cli import main
 from kueueplan.errors import KueueplanError
-from kueueplan.workflow.importer import import_manifests, write_spec
+from kueueplan.workflow.importer import build_problem, import_manifests, write_spec
 from kueueplan.workflow.manifests import load_documents
 
 
@@ -17,21 +19,40 @@ from kueueplan.workflow.manifests import load_documents
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(path_type=Path),
               help="Spec folder to write.")
 @click.option("--env", default="default", show_default=True, help="Name of the Environment document to create.")
-@click.option("--force", is_flag=True, help="Write into a folder that already holds YAML files.")
+@click.option("--force", is_flag=True, help="Replace, atomically, the files an earlier import wrote there (any other "
+              "YAML file in the way: exit 2).")
 def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) -> None:
-    """Turn Kueue/KubeRay manifests (files, folders or `kubectl get -o yaml` exports) into a spec folder."""
+    """Turn Kueue/KubeRay manifests (files, folders or `kubectl get -o yaml` exports) into a spec folder.
+
+    All inputs together are one platform. Exit 0 when everything was carried, 1 when an object could not be
+    carried or the spec references an object the input does not contain (both listed), 2 unusable input."""
     docs = load_documents(manifests)
     if not docs:
         raise KueueplanError("no Kubernetes objects found to import", file=str(manifests[0]),
                              hint="pass the folder or files that hold your Kueue / KubeRay manifests")
     result = import_manifests(docs, env)
     if not any(d.get("kind") != "Environment" for file_docs in result.files.values() for d in file_docs):
-        for reason in result.skipped:
-            click.echo(f"skipped: {reason}", err=True)
+        _report(result)
         raise KueueplanError("none of the objects can be imported into a kueueplan spec", file=str(manifests[0]),
                              hint="import reads Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor, ...), "
                              "Namespaces and RayJob / RayCluster / Job / Pod manifests")
+    if not result.unresolved:  # a refusal the checks above did not name: build's own words
+        problem = build_problem(result, out_dir)
+        if problem:
+            result.unresolved.append(f"the imported spec does not build: {problem}")
     for path in write_spec(result, out_dir, force):
         click.echo(f"wrote {path}")
+    _report(result)
+    if not result.lossless:
+        click.echo(f"import is incomplete: {len(result.skipped)} object(s) not carried, {len(result.unresolved)} "
+                   "unresolved reference(s); the spec was written, fix the above before `kueueplan build`", err=True)
+        sys.exit(1)
+
+
+def _report(result: Any) -> None:
+    for reason in result.outside:
+        click.echo(f"skipped: {reason} (outside the spec: apply it as it is)", err=True)
     for reason in result.skipped:
-        click.echo(f"skipped: {reason}", err=True)
+        click.echo(f"not carried: {reason}", err=True)
+    for reason in result.unresolved:
+        click.echo(f"unresolved: {reason}", err=True)

@@ -128,7 +128,7 @@ def quota(path: Path, env: str | None, variables: tuple[str, ...], runs: int, se
     from kueueplan.planning.search import Search, parse_variable
     from kueueplan.report import planning as report
 
-    source = _source(path, env)
+    source = _source(str(path), env)
     source.sample(seed, 0)  # refuse unusable input before the first candidate
     parsed = [parse_variable(v) for v in variables]
     for v in parsed:  # every variable must name a quota of the scenario

@@ -15,17 +15,17 @@ import click
 from kueueplan.cli import main
 
 
-def _load(path: Path, env: str | None, until: str | None, seed: int = 0) -> Any:
+def _load(path: str, env: str | None, until: str | None, kueue_version: str | None = None, seed: int = 0) -> Any:
     """The scenario of a single run: stochastic load (if any) drawn with `seed`, as run 0 of a Monte-Carlo."""
-    scenario = _source(path, env).sample(seed, 0)
+    scenario = _source(path, env, kueue_version).sample(seed, 0)
     _set_until(scenario, until)
     return scenario
 
 
-def _source(path: Path, env: str | None) -> Any:
-    from kueueplan.planning.source import ScenarioSource
+def _source(path: str, env: str | None, kueue_version: str | None = None) -> Any:
+    from kueueplan.workflow.simulation import source_for_input
 
-    return ScenarioSource.load(path, env)
+    return source_for_input(path, env, kueue_version)
 
 
 def _set_until(scenario: Any, until: str | None) -> None:
@@ -83,10 +83,12 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
 
 
 @main.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path")
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="Report format; json is the stable contract.")
-@click.option("--env", default=None, help="Environment, when PATH is a spec folder.")
+@click.option("--env", default=None, help="Environment, when PATH is a spec folder or a gen/ folder of environments.")
+@click.option("--kueue-version", default=None,
+              help="Kueue release to reproduce for plain manifests, e.g. v0.8 [default: the newest supported].")
 @click.option("--until", default=None, help="Stop at this time (e.g. 2h), overriding the scenario's until.")
 @click.option("--plot", "plot", type=click.Path(path_type=Path), default=None,
               help="Also write a PNG timeline (needs matplotlib).")
@@ -102,22 +104,26 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
               help="Show the state at this moment (e.g. 90m), as kubectl get clusterqueues/workloads would.")
 @click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
               help="Also write a self-contained HTML report (charts; needs matplotlib).")
-def simulate(path: Path, fmt: str, env: str | None, until: str | None, plot: Path | None, runs: int, seed: int,
-             jobs: int | None, ray_address: str | None, at: str | None, html_path: Path | None) -> None:
-    """Simulate Kueue admission, borrowing and preemption for a Scenario file or a spec folder."""
+def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, until: str | None,
+             plot: Path | None, runs: int, seed: int, jobs: int | None, ray_address: str | None, at: str | None,
+             html_path: Path | None) -> None:
+    """Simulate Kueue admission, borrowing and preemption.
+
+    PATH is a Scenario file, a spec folder (with --env), or plain manifests: a folder, a file or `-` (stdin,
+    e.g. `kustomize build overlays/prod | kueueplan simulate -`), whose workloads are the load."""
     if at is not None:
-        _snapshot(_load(path, env, at, seed), fmt)
+        _snapshot(_load(path, env, at, kueue_version, seed), fmt)
         return
     if runs > 1 or ray_address is not None or html_path is not None:
         from kueueplan.cli.planning import monte_carlo
 
-        monte_carlo(_source(path, env), fmt, until, runs, seed, jobs, ray_address, html_path)
+        monte_carlo(_source(path, env, kueue_version), fmt, until, runs, seed, jobs, ray_address, html_path)
         return
     from kueueplan.report import simulation as report
     from kueueplan.simulate.engine import simulate as run
     from kueueplan.simulate.result import dumps, expectation_results, failed_count, result_json
 
-    scenario = _load(path, env, until, seed)
+    scenario = _load(path, env, until, kueue_version, seed)
     _warn_rejected(scenario)
     update, stop = _progress_bar()
     try:

@@ -6,7 +6,7 @@ and `v1beta2` are accepted; v1beta1 spellings are converted the way Kueue's conv
 (`cohort` -> `cohort_name`, a flat `admissionChecks` list -> strategy rules, flavorFungibility
 `Borrow`/`Preempt` -> `MayStopSearch`).
 
-Quotas are ints in Kueue units (`kueueplan.kube.quantity.resource_value`: cpu in millicores, everything
+Quotas are ints in Kueue units (`kueueplan.kube.quantity.quota_value`: cpu in millicores, everything
 else in base units); an absent limit is `None` ("unbounded").
 
 Public API:
@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any, Iterable, Mapping
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.quantity import resource_value
+from kueueplan.kube.quantity import quota_value
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 UNLIMITED = 2**63 - 1  # Kueue's saturating "Unlimited" amount
@@ -79,7 +79,7 @@ def _str_map(value: Any, what: str, src: Source) -> tuple[tuple[str, str], ...]:
 
 def _amount(resource: str, value: Any, src: Source) -> int:
     try:
-        return min(resource_value(resource, value), UNLIMITED)
+        return quota_value(resource, value)  # Kueue's Unlimited (UNLIMITED) at or above int64
     except KueueplanError as err:
         raise src.error(f"resource {resource}: {err.message}", err.hint) from None
 

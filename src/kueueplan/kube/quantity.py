@@ -13,22 +13,30 @@ from fractions import Fraction
 from kueueplan.errors import KueueplanError
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_BINARY_EXP = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_EXP = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _SUFFIX_FOR_EXP = {exp: suffix for suffix, exp in _DECIMAL_EXP.items()}
 
-# The grammar from apimachinery's quantity.go: sign, digits with optional fraction, then a suffix
-# (binary, decimal SI or a decimal exponent).
+# apimachinery's parseQuantityString (k8s.io/apimachinery/pkg/api/resource/quantity.go), as a regular
+# expression: an optional sign, digits, an optional "." and digits (either part may be empty: "1.", ".5",
+# "+" and "." parse), then the suffix scan: letters of "eEinumkKMGTP", an optional sign, digits.
+# Which suffixes mean something is decided afterwards, as quantitySuffixer.interpret does.
 _QUANTITY_RE = re.compile(
-    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+    r"(?P<sign>[+-]?)(?P<int>[0-9]*)(?:(?P<dot>\.)(?P<frac>[0-9]*))?"
+    r"(?P<suffix>[eEinumkKMGTP]*[+-]?[0-9]*)\Z"
 )
 # The same grammar as the `pattern` Kubernetes writes into CRDs for resource.Quantity fields.
 QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?"
                     r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
-# int64 bounds apply to the stored value; the API server rejects anything beyond (with milli precision).
-_MAX_ABS = Fraction(2**63 - 1)
-_MAX_EXPONENT = 30  # far beyond int64 either way; refuses "1e999999999" before it costs memory
-_MAX_LENGTH = 64
+_GO_INT64 = re.compile(r"[+-]?[0-9]+\Z")  # strconv.ParseInt(s, 10, 64), range checked below
+MAX_INT64 = 2**63 - 1
+_MAX_ABS = Fraction(MAX_INT64)  # apimachinery's maxAllowed: the cap of binary-suffix values
+_NANO = Fraction(1, 10**9)
+# Bounds on hostile input (apimachinery has none, and would allocate a 10^(2^31)-digit number): text up to
+# 1024 characters, and values up to 10^1000, far beyond any quota. Tinier values than 1n need no bound: they
+# round up to 1n whatever their exponent.
+_MAX_LENGTH = 1024
+_MAX_EXPONENT = 1000
 
 
 class QuantityError(KueueplanError):
@@ -36,37 +44,24 @@ class QuantityError(KueueplanError):
 
 
 def parse_quantity(value: str | int | float | Fraction) -> Fraction:
-    """Return the exact value of a Kubernetes quantity in base units (cores, bytes, ...)."""
+    """The exact value of a Kubernetes quantity in base units (cores, bytes, ...), as the API server holds it:
+    rounded up to 1n, binary-suffix values capped at 2^63-1, decimal values not capped."""
     if isinstance(value, bool):
         raise QuantityError(f"{value!r} is not a quantity", hint="write a number such as 2, 500m or 8Gi")
     if isinstance(value, Fraction):
         return value
     if isinstance(value, int):
-        return _bounded(Fraction(value), str(value))
+        # A JSON/YAML number reaches the API server as its decimal text (Quantity.UnmarshalJSON).
+        if abs(value) >= 10**_MAX_EXPONENT:
+            raise QuantityError(f"{value!r} is out of range", hint=f"kueueplan reads values up to 10^{_MAX_EXPONENT}")
+        return Fraction(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise QuantityError(f"{value!r} is not a quantity", hint="write a finite number")
-        return _bounded(Fraction(repr(value)), repr(value))
+        return _parse_string(repr(value))
     if not isinstance(value, str):
         raise QuantityError(f"{value!r} is not a quantity", hint="write a string such as '500m' or '8Gi'")
     return _parse_string(value)
-
-
-def _parse_string(text: str) -> Fraction:
-    stripped = text.strip()
-    match = _QUANTITY_RE.match(stripped) if len(stripped) <= _MAX_LENGTH else None
-    if not match:
-        raise QuantityError(f"{text!r} is not a valid quantity", hint=quantity_hint(stripped))
-    number = Fraction(match.group("num"))
-    suffix = match.group("suffix") or ""
-    if suffix in _BINARY:
-        return _bounded(number * _BINARY[suffix], text)
-    if suffix in _DECIMAL_EXP:
-        return _bounded(number * Fraction(10) ** _DECIMAL_EXP[suffix], text)
-    exponent = int(suffix[1:])
-    if abs(exponent) > _MAX_EXPONENT:
-        raise QuantityError(f"{text!r} is out of range", hint="quantities must fit in a 64-bit integer")
-    return _bounded(number * Fraction(10) ** exponent, text)
 
 
 _NUMBER_THEN_WORDS = re.compile(r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*(?P<unit>[A-Za-z][A-Za-z/._-]*)$")
@@ -95,10 +90,82 @@ def quantity_hint(text: str) -> str:
     return "use a number with an optional suffix: 500m, 2, 1.5, 8Gi, 512Mi, 1k, 1e3"
 
 
-def _bounded(value: Fraction, text: str) -> Fraction:
-    if abs(value) > _MAX_ABS:
-        raise QuantityError(f"{text!r} is out of range", hint="quantities must fit in a 64-bit integer")
-    return value
+def _invalid(text: str) -> QuantityError:
+    return QuantityError(f"{text!r} is not a valid quantity", hint=quantity_hint(text))
+
+
+def _interpret(suffix: str, text: str) -> tuple[int, int, str]:
+    """quantitySuffixer.interpret: (base, exponent, format) of a suffix, or an error (ErrSuffix)."""
+    if suffix in _DECIMAL_EXP:
+        return 10, _DECIMAL_EXP[suffix], "decimal"
+    if suffix in _BINARY_EXP:
+        return 2, _BINARY_EXP[suffix], "binary"
+    if len(suffix) > 1 and suffix[0] in "eE" and _GO_INT64.match(suffix[1:]):
+        parsed = int(suffix[1:])
+        if -(2**63) <= parsed <= MAX_INT64:
+            return 10, (parsed + 2**31) % 2**32 - 2**31, "exponent"  # Go's int32(parsed) wraps
+    raise _invalid(text)
+
+
+def _parse_string(text: str) -> Fraction:
+    stripped = text.strip()  # Quantity.UnmarshalJSON trims spaces before ParseQuantity
+    match = _QUANTITY_RE.match(stripped) if 0 < len(stripped) <= _MAX_LENGTH else None
+    if not match:
+        if len(stripped) > _MAX_LENGTH:
+            raise QuantityError(f"quantity {stripped[:20]!r}... is longer than {_MAX_LENGTH} characters")
+        raise _invalid(text)
+    sign = -1 if match.group("sign") == "-" else 1
+    int_part, frac = match.group("int"), match.group("frac") or ""
+    rest = stripped[len(match.group("sign")):]
+    if rest.strip("0") == "":
+        return Fraction(0)  # "0", "-", "+", "000": the zero loop reaches the end and returns 0
+    base, exponent, fmt = _interpret(match.group("suffix"), text)
+    num = int_part.lstrip("0") or "0"
+    digits = int((num + frac) or "0")
+    if base == 10 and digits and exponent - len(frac) > _MAX_EXPONENT:
+        raise QuantityError(f"{text!r} is out of range", hint=f"kueueplan reads values up to 10^{_MAX_EXPONENT}")
+    if _fast_path(fmt, exponent, num, frac):
+        # int64Amount: exact, no rounding (its scale is at least nano)
+        if base == 2:
+            return Fraction(sign * digits * 2**exponent)
+        return sign * digits * Fraction(10) ** (exponent - len(frac))
+    if not (int_part or frac):
+        raise _invalid(text)  # inf.Dec.SetString needs a digit: ".e-10", "Pi", "-Ei"
+    if digits == 0:
+        return Fraction(0)
+    if base == 2:
+        magnitude = Fraction(digits, 10 ** len(frac)) * 2**exponent
+    else:
+        scale = exponent - len(frac)
+        if scale < -2 * _MAX_LENGTH:
+            return sign * _NANO  # far below 1n: rounds up to 1n, as apimachinery does
+        magnitude = digits * Fraction(10) ** scale
+    nanos = -((-magnitude.numerator * 10**9) // magnitude.denominator)  # round up to 1n (inf.RoundUp)
+    magnitude = Fraction(nanos, 10**9)
+    if base == 2 and magnitude > _MAX_ABS:
+        magnitude = _MAX_ABS  # "The max is just a simple cap", for binary suffixes only
+    return sign * magnitude
+
+
+def _fast_path(fmt: str, exponent: int, num: str, frac: str) -> bool:
+    """ParseQuantity's int64Amount path (exact); otherwise its inf.Dec path (rounds to 1n, caps binary)."""
+    if fmt == "binary":
+        return not frac and 15 - len(num) - (exponent * 3) // 10 - 1 >= 0
+    return 18 - len(num) - len(frac) >= 0 and exponent - len(frac) >= -9
+
+
+def capped(value: str | int | float) -> bool:
+    """True when apimachinery caps this binary-suffix quantity at 2^63-1 (it does not reject it)."""
+    if not isinstance(value, str):
+        return False
+    match = _QUANTITY_RE.match(value.strip())
+    if not match or match.group("suffix") not in _BINARY_EXP:
+        return False
+    number = match.group("int") + ("." + match.group("frac") if match.group("frac") else "")
+    try:
+        return Fraction(number or "0") * _BINARY[match.group("suffix")] > _MAX_ABS
+    except ValueError:
+        return False
 
 
 def _format_of(text: str) -> str:
@@ -170,9 +237,41 @@ def is_cpu(resource_name: str) -> bool:
 
 
 def resource_value(resource_name: str, value: str | int | float | Fraction) -> int:
-    """Kueue's integer for a quantity: millicores for cpu, base units otherwise, rounded up."""
+    """Kueue's integer for a request: millicores for cpu, base units otherwise, rounded up, clamped to int64
+    (pkg/resources ResourceValue: SafeMilliValue / SafeValue)."""
     exact = parse_quantity(value)
-    return _round_up(exact * 1000) if is_cpu(resource_name) else _round_up(exact)
+    amount = _round_up(exact * 1000) if is_cpu(resource_name) else _round_up(exact)
+    return max(-(2**63), min(MAX_INT64, amount))
+
+
+# pkg/resources AmountFromQuantity: a quota at or above these is Kueue's Unlimited (math.MaxInt64).
+_UNLIMITED_CPU = Fraction(MAX_INT64 // 1000)
+_UNLIMITED_OTHER = Fraction(MAX_INT64)
+
+
+def quota_value(resource_name: str, value: str | int | float | Fraction) -> int:
+    """Kueue's integer for a quota (nominal, borrowing or lending limit): as `resource_value`, but a value
+    whose Kueue units would not fit an int64 is Unlimited (2^63-1), never wrapped or clamped below it."""
+    exact = parse_quantity(value)
+    if exact >= (_UNLIMITED_CPU if is_cpu(resource_name) else _UNLIMITED_OTHER):
+        return MAX_INT64
+    return resource_value(resource_name, exact)
+
+
+def out_of_range(resource_name: str, value: str | int | float, quota: bool) -> str | None:
+    """What an out-of-range quantity becomes, in words (for a warning), or None when it is in range."""
+    exact = parse_quantity(value)
+    notes = []
+    if capped(value):
+        notes.append("the API server caps binary-suffix quantities at 2^63-1 (9223372036854775807)")
+    units = exact * 1000 if is_cpu(resource_name) else exact
+    unit = "millicores" if is_cpu(resource_name) else "base units"
+    if quota and exact >= (_UNLIMITED_CPU if is_cpu(resource_name) else _UNLIMITED_OTHER):
+        notes.append(f"in {unit} it does not fit Kueue's int64 arithmetic, so Kueue treats this quota as unlimited")
+    elif not quota and abs(units) > MAX_INT64:
+        notes.append(f"in {unit} it does not fit Kueue's int64 arithmetic, so Kueue counts "
+                     f"{resource_value(resource_name, exact)} {unit}")
+    return "; ".join(notes) or None
 
 
 def format_resource_value(resource_name: str, amount: int) -> str:

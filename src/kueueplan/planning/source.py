@@ -32,6 +32,7 @@ class ScenarioSource:
     origins: list[tuple[str, int | None]] | None = None  # file:line of each expectation of a compiled spec
     env: str | None = None  # the spec environment it was compiled from
     _replayed: Any = field(default=None, repr=False, compare=False)
+    _fixed: Any = field(default=None, repr=False, compare=False)  # a ready Scenario (plain manifests' load)
 
     @classmethod
     def load(cls, path: Path, env: str | None = None) -> "ScenarioSource":
@@ -61,10 +62,19 @@ class ScenarioSource:
         source.probabilities = source._probabilities()
         return source
 
+    @classmethod
+    def fixed(cls, scenario: Scenario) -> "ScenarioSource":
+        """Plain manifests: their load is fixed (annotations, not processes); every run is the same."""
+        source = cls({"spec": {}}, scenario.file, None)
+        source._fixed = scenario
+        return source
+
     # --------------------------------------------------------------------------- sampling
 
     def sample(self, seed: int = 0, run: int = 0) -> Scenario:
         """The plain scenario of run `run` under `seed` (run 0 of seed 0 is what a single `simulate` runs)."""
+        if self._fixed is not None:
+            return copy.deepcopy(self._fixed)
         rng = run_rng(seed, run)
         data = self.data
         spec = data.get("spec") if isinstance(data, Mapping) else None
@@ -128,24 +138,19 @@ class ScenarioSource:
 
     def with_quota(self, cluster_queue: str, flavor: str, resource: str, value: str) -> "ScenarioSource":
         """A copy whose ClusterQueue gives `flavor` `value` of `resource` as nominal quota."""
-        data = copy.deepcopy(self.data)
-        found = False
-        for m in (data.get("spec") or {}).get("manifests") or []:
-            if not (isinstance(m, Mapping) and m.get("kind") == "ClusterQueue"
-                    and (m.get("metadata") or {}).get("name") == cluster_queue):
-                continue
-            for group in (m.get("spec") or {}).get("resourceGroups") or []:
-                for fl in group.get("flavors") or []:
-                    if fl.get("name") != flavor:
-                        continue
-                    for r in fl.get("resources") or []:
-                        if r.get("name") == resource:
-                            r["nominalQuota"] = value
-                            found = True
+        if self._fixed is not None:
+            scenario = copy.deepcopy(self._fixed)
+            found = _set_quota([m for m, _, _ in scenario.manifests], cluster_queue, flavor, resource, value)
+            copied = ScenarioSource.fixed(scenario)
+        else:
+            data = copy.deepcopy(self.data)
+            found = _set_quota((data.get("spec") or {}).get("manifests") or [], cluster_queue, flavor, resource, value)
+            copied = ScenarioSource(data, self.file, self.path, self.lines, dict(self.probabilities), self.origins,
+                                    self.env)
         if not found:
             raise KueueplanError(f"ClusterQueue {cluster_queue} has no quota for {resource} on flavor {flavor}",
                                  file=self.file, hint="name a ClusterQueue, flavor and resource of the scenario")
-        return ScenarioSource(data, self.file, self.path, self.lines, dict(self.probabilities), self.origins, self.env)
+        return copied
 
     # --------------------------------------------------------------------------- helpers
 
@@ -180,6 +185,21 @@ class ScenarioSource:
             raise KueueplanError(f"workloadProfiles entry {name!r} must be one file", file=self.file,
                                  line=self._line(where))
         return files[0]
+
+
+def _set_quota(manifests: list[Any], cluster_queue: str, flavor: str, resource: str, value: str) -> bool:
+    found = False
+    for m in manifests:
+        if not (isinstance(m, Mapping) and m.get("kind") == "ClusterQueue"
+                and (m.get("metadata") or {}).get("name") == cluster_queue):
+            continue
+        for group in (m.get("spec") or {}).get("resourceGroups") or []:
+            for fl in group.get("flavors") or []:
+                for r in fl.get("resources") or [] if fl.get("name") == flavor else []:
+                    if r.get("name") == resource:
+                        r["nominalQuota"] = value
+                        found = True
+    return found
 
 
 def _number(text: str) -> float | None:

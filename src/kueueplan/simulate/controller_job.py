@@ -33,7 +33,7 @@ class JobController:
             spec = self._derive(t)
         except KueueplanError as err:
             if err.file is None:
-                err.file, err.line = self.scenario.file, t.line
+                err.file, err.line = t.file or self.scenario.file, t.line
             raise
         wl = SimWorkload(len(self.workloads), spec, self.now, t.run_for, t.manifest)
         wl.queue_ts = self.now

@@ -23,7 +23,7 @@ from kueueplan.kube.objects import Cluster, ClusterQueue, read_object
 from kueueplan.simulate import fairsharing, preemption, scheduler
 from kueueplan.simulate.admissionfairsharing import AfsLedger
 from kueueplan.kube.configuration import parse_configuration
-from kueueplan.simulate.configuration import not_simulated_warning, sim_configuration
+from kueueplan.simulate.configuration import sim_configuration
 from kueueplan.simulate.controller_admissionchecks import AdmissionCheckController, AdmissionCheckReconciler
 from kueueplan.simulate.controller_job import JobController
 from kueueplan.simulate.controller_queue import QueueController
@@ -68,10 +68,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self.by_ref: dict[tuple[str, str, str], SimWorkload] = {}
         self.orphans: dict[str, SimWorkload] = {}
         self.events: list[dict[str, Any]] = []
-        self.warnings: list[str] = list(scenario.warnings) + list(self.config.warnings)
-        unknown = not_simulated_warning(self.cluster.other)
-        if unknown:
-            self.warnings.append(unknown)
+        # the Configuration's, then the objects the simulator does not run (simulate/load.py, one per kind)
+        self.warnings: list[str] = list(self.config.warnings) + list(scenario.warnings)
         self._managed_cache: dict[tuple[str, str, bool, int], tuple[str | None, bool]] = {}
         self._not_ready = 0  # admitted workloads whose pods are not all ready (blockAdmission)
         self._active_set: frozenset[str] = frozenset()

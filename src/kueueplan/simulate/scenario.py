@@ -21,6 +21,7 @@ from kueueplan.kube.configuration import Configuration, configuration_from_confi
 from kueueplan.kube.objects import read_object
 from kueueplan.kube.podsets import SUPPORTED_KINDS, version_tuple, workload_count
 from kueueplan.kube.quantity import resource_value
+from kueueplan.simulate import load
 from kueueplan.simulate.heap import without_cycle_collector
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
@@ -83,6 +84,7 @@ class WorkloadTemplate:
     group: int | None = None  # copies of one `workloads` entry share it (pod sets are derived once)
     pods_ready_after: int = 0  # ms after admission; NEVER = the pods never become ready
     resubmit_after: int | None = None  # ms after a preemption (plain Pods): an outside controller recreates it
+    file: str | None = None  # where the manifest is, when not in the scenario file (load from manifests)
 
 
 @dataclass
@@ -142,7 +144,7 @@ class Scenario:
     expectations: list[Expectation] = field(default_factory=list)
     configuration: Configuration | None = None  # effective (release defaults applied)
     configuration_source: str = "default install"  # where it came from, for reports
-    warnings: list[str] = field(default_factory=list)  # about the input, reported with the run's own
+    warnings: list[str] = field(default_factory=list)  # objects not understood (simulate/load.py)
 
 
 def load_scenario(path: str | Path, until: Any = None) -> Scenario:
@@ -177,13 +179,26 @@ def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: 
     return scenario
 
 
+@without_cycle_collector
+def scenario_from_manifests(objects: list[load.Obj], name: str, kueue_version: str | None = None) -> Scenario:
+    """Plain manifests (kustomize/Helm output, a folder, stdin) as a scenario: the workloads in them are the load
+    (simulate/load.py); a kueue-manager-config ConfigMap among them travels with the other manifests."""
+    data: dict[str, Any] = {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": name},
+                            "spec": {} if kueue_version is None else {"kueueVersion": kueue_version}}
+    doc = yamlio.Document(data=data, file=name, index=0, line=None)
+    return _Reader(doc, None, objects=objects).read()
+
+
 class _Reader:
-    def __init__(self, doc: Any, path: Path | None) -> None:
+    def __init__(self, doc: Any, path: Path | None, objects: list[load.Obj] | None = None) -> None:
         self.doc = doc
         self.path = path
         self.file = str(path) if path is not None else getattr(doc, "file", "<scenario>")
+        self.objects = objects  # plain manifests given instead of spec.manifests/manifestFiles
 
     def err(self, message: str, where: tuple = (), hint: str | None = None) -> KueueplanError:
+        if isinstance(where, load.At):  # a load object of the manifests: name its file and line
+            return KueueplanError(message, file=where.file, line=where.line, hint=hint)
         line = None
         try:
             line = self.doc.line_of(where) if where else self.doc.line
@@ -192,6 +207,8 @@ class _Reader:
         return KueueplanError(message, file=self.file, line=line, hint=hint)
 
     def line(self, where: tuple) -> int | None:
+        if isinstance(where, load.At):
+            return where.line
         try:
             return self.doc.line_of(where)
         except Exception:  # noqa: BLE001
@@ -224,17 +241,19 @@ class _Reader:
             version = version_tuple(spec.get("kueueVersion"))
         except KueueplanError as e:
             raise self.err(e.message, ("spec", "kueueVersion"), e.hint) from None
+        cluster, workload_objects = load.split(self._manifests(spec))
         scenario = Scenario(
             name=str(meta.get("name") or (self.path.stem if self.path else "scenario")),
             file=self.file,
-            manifests=self._manifests(spec),
-            workloads=self._workloads(spec),
+            manifests=cluster,
+            workloads=self._workloads(spec, workload_objects),
             events=self._events(spec),
             admission_checks=self._checks(spec),
             until=self._duration(spec.get("until"), ("spec", "until")) if spec.get("until") is not None else None,
             kueue_version=version,
             fair_sharing=self._fair_sharing(spec),
             expectations=self._expectations(spec),
+            warnings=load.warnings_for(cluster),
         )
         self._configuration(spec, scenario)
         if scenario.fair_sharing is None and scenario.configuration.fair_sharing is not None:
@@ -298,12 +317,17 @@ class _Reader:
 
     def _manifests(self, spec: Mapping[str, Any]) -> list[tuple[dict[str, Any], str, int | None]]:
         out: list[tuple[dict[str, Any], str, int | None]] = []
+        if self.objects is not None:
+            for data, file, line in self.objects:
+                self._check_object(data, file, line)
+            return list(self.objects)
         for i, m in enumerate(self._list(spec, "manifests")):
             where = ("spec", "manifests", i)
             if not isinstance(m, Mapping):
                 raise self.err("each manifest must be a mapping", where)
             self._check_object(m, self.file, self.line(where))
             out.append((dict(m), self.file, self.line(where)))
+        inline, out = out, []
         for i, f in enumerate(self._list(spec, "manifestFiles")):
             where = ("spec", "manifestFiles", i)
             for path in self._resolve(f, where):
@@ -316,7 +340,7 @@ class _Reader:
                             raise KueueplanError("a manifest must be a mapping", file=str(path), line=d.line)
                         self._check_object(item, str(path), d.line)
                         out.append((dict(item), str(path), d.line))
-        return out
+        return load.ordered(inline, out)
 
     def _check_object(self, m: Mapping[str, Any], file: str, line: int | None) -> None:
         try:
@@ -352,16 +376,19 @@ class _Reader:
             raise self.err(f"manifestFiles entry {entry!r} does not exist ({target})", where)
         return [target]
 
-    def _workloads(self, spec: Mapping[str, Any]) -> list[WorkloadTemplate]:
+    def _workloads(self, spec: Mapping[str, Any], objects: list[load.Obj] = ()) -> list[WorkloadTemplate]:
         out: list[WorkloadTemplate] = []
         ordinal = 0
-        for i, w in enumerate(self._list(spec, "workloads")):
-            where = ("spec", "workloads", i)
+        for i, entry in enumerate(load.entries(self._list(spec, "workloads"), list(objects), self.err)):
+            w, where = entry.data, entry.where
+            if i == entry.first_given:
+                ordinal = 0  # generateName ordinals count `workloads` entries alone, as in the first edition
             if not isinstance(w, Mapping):
                 raise self.err("each workload must be a mapping", where)
             manifest = w.get("manifest")
             if not isinstance(manifest, Mapping):
-                raise self.err("a workload needs a manifest", where + ("manifest",))
+                raise self.err("a workload needs a manifest (or a ref to an object of the manifests)",
+                               where + ("manifest",))
             kind = manifest.get("kind")
             if kind not in SUPPORTED_KINDS:
                 raise self.err(f"workload kind {kind!r} is not supported", where + ("manifest", "kind"),
@@ -411,12 +438,14 @@ class _Reader:
                     [f"{md['name']}-{g}" for g in range(per_object)]
                 for wl_name in names:
                     out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, wl_name, self.line(where), i,
-                                                ready_after, resubmit))
+                                                ready_after, resubmit,
+                                                file=where.file if isinstance(where, load.At) else None))
         seen: set[tuple[str, str, str]] = set()
         for t in out:
             key = (str(t.manifest.get("kind")), str(t.manifest["metadata"]["namespace"]), t.name)
             if key in seen:
-                raise KueueplanError(f"two workloads are named {key[0]} {key[1]}/{key[2]}", file=self.file, line=t.line,
+                raise KueueplanError(f"two workloads are named {key[0]} {key[1]}/{key[2]}", file=t.file or self.file,
+                                     line=t.line,
                                      hint="names must be unique per kind and namespace (count appends -1..-N)")
             seen.add(key)
         return out
@@ -434,6 +463,11 @@ class _Reader:
             target = e[action]
             if not isinstance(target, Mapping):
                 raise self.err(f"{action} must be a mapping", where + (action,))
+            if action == "apply" and set(target) == {"manifestFile"}:
+                at = self._duration(e.get("at", 0), where + ("at",))
+                out += [ScenarioEvent(at, action, obj, line, i)
+                        for obj, _file, line in self._apply_file(target["manifestFile"], where + (action, "manifestFile"))]
+                continue
             if action == "apply":
                 self._check_object(target, self.file, self.line(where + (action,)))
                 if not isinstance(target.get("metadata"), Mapping) or not target["metadata"].get("name"):
@@ -442,6 +476,25 @@ class _Reader:
                 raise self.err(f"{action} needs kind and name (and namespace for namespaced objects)", where + (action,))
             out.append(ScenarioEvent(self._duration(e.get("at", 0), where + ("at",)), action, dict(target),
                                      self.line(where), i))
+        return out
+
+    def _apply_file(self, entry: Any, where: tuple) -> list[load.Obj]:
+        """`apply: {manifestFile: PATH}`: every object of a built file (e.g. another environment's gen/), so a
+        scenario applies the build instead of a copy of it. Resolved as manifestFiles are."""
+        out: list[load.Obj] = []
+        for path in self._resolve(entry, where):
+            for d in yamlio.load_file(path):
+                items = d.data.get("items") if isinstance(d.data, Mapping) and str(d.data.get("kind", "")).endswith("List") else None
+                for item in (items if isinstance(items, list) else [d.data]):
+                    if not isinstance(item, Mapping):
+                        raise KueueplanError("a manifest must be a mapping", file=str(path), line=d.line)
+                    if load.is_workload(item):
+                        raise KueueplanError(f"apply cannot create the {item.get('kind')} of {path}: workloads "
+                                             "arrive through `workloads` (ref) or as load", file=str(path), line=d.line)
+                    self._check_object(item, str(path), d.line)
+                    if not isinstance(item.get("metadata"), Mapping) or not item["metadata"].get("name"):
+                        raise KueueplanError("apply needs objects with metadata.name", file=str(path), line=d.line)
+                    out.append((dict(item), str(path), d.line))
         return out
 
     def _checks(self, spec: Mapping[str, Any]) -> dict[str, CheckModel]:

@@ -257,7 +257,8 @@ def _add_scenario(inputs: Inputs, doc: Document, file: str) -> None:
         return
     spec = doc.data["spec"]
     embedded = [(("spec", "manifests", i), m) for i, m in enumerate(spec.get("manifests") or [])]
-    embedded += [(("spec", "workloads", i, "manifest"), w["manifest"]) for i, w in enumerate(spec.get("workloads") or [])]
+    embedded += [(("spec", "workloads", i, "manifest"), w["manifest"]) for i, w in enumerate(spec.get("workloads") or [])
+                 if isinstance(w, dict) and "manifest" in w]  # a `ref` entry points at an object of manifestFiles
     for where, data in embedded:
         if _shape_problem(data) is None:
             obj = make_obj(data, doc, file)

@@ -129,7 +129,8 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
     from kueueplan.spec.load import load_spec
 
     if not spec_dir.is_dir():
-        raise KueueplanError(f"spec folder {spec_dir} does not exist", hint="pass the folder holding your spec")
+        raise KueueplanError(f"spec folder {spec_dir} does not exist", hint="pass the folder holding your spec, or "
+                             "your plain manifests (a folder, a file, or - for `kustomize build` output on stdin)")
     report = CheckReport(str(spec_dir), str(gen_dir) if gen_dir else "-", fail_on=fail_on)
     if gen_dir is not None:
         argocd, flux = _gitops_flags(gen_dir)
@@ -180,3 +181,32 @@ def plan_against(spec_dir: Path, base_ref: str, policies: list[str], simulate: b
             run = simulate_side(base, env) if simulate and base.is_spec else None
             steps += plan_env(env, base.envs[env], head.envs[env], run.result if run else None, allow(env))
         return steps
+
+
+def is_spec_folder(path: Path) -> bool:
+    from kueueplan.workflow.manifests import is_spec_document, load_documents
+
+    return path.is_dir() and any(is_spec_document(d.data) for d in load_documents([path]))
+
+
+def run_manifest_check(arg: str, fail_on: str = "error", simulate: bool = True, crds: list[str] | None = None,
+                       policies: list[str] | None = None, stdin_text: str | None = None) -> CheckReport:
+    """A repository of plain manifests (a folder, a file or `-`): validation, then its workloads simulated as
+    the load (no build to compare, no declared expectations)."""
+    from kueueplan.validate import validate
+    from kueueplan.workflow.manifests import read_stdin_text
+    from kueueplan.workflow.simulation import has_load, manifests_scenario, read_input, run
+
+    if arg == "-" and stdin_text is None:
+        stdin_text = read_stdin_text()  # read once: validation and simulation both need it
+    report = CheckReport(arg, "-", gen_checked=False, fail_on=fail_on)
+    report.findings = list(validate([arg], crds=crds, policies=policies, stdin_text=stdin_text).findings)
+    if simulate:
+        name, docs, _spec = read_input(arg, stdin_text)
+        scenario = manifests_scenario(docs, name)
+        sim = EnvSimulation(name)
+        if has_load(scenario):
+            result = run(scenario)
+            sim.workloads = len(result.result.get("workloads", []))
+        report.simulations.append(sim)
+    return report

@@ -29,6 +29,7 @@ class SimRun:
     failed: int = 0  # how many of them failed (failed_expectations has a line per workload that broke one)
     failure_keys: list[str] = field(default_factory=list)  # failed_expectations without file:line (lines move)
     failure_owners: list[int] = field(default_factory=list)  # which declared expectation each line breaks
+    requests: dict[str, str] = field(default_factory=dict)  # workload -> its total request, in words
 
 
 @dataclass(frozen=True)
@@ -121,11 +122,12 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
                          diff_objects(index(base_docs), index(head_docs)), head_cluster=head_cluster, status=status)
         before = None
         if simulate is not None and status == "changed":
-            before = simulate(base, env) if base.is_spec else None
-            after = simulate(head, env) if head.is_spec else None
+            # a spec's declared load, or the workload objects of plain manifests (their load, second edition)
+            before = simulate(base, env)
+            after = simulate(head, env)
             if after is not None:
                 result.simulated = True
-                result.workloads = workload_deltas(before.result if before else None, after.result)
+                result.workloads = workload_deltas(before.result if before else None, after.result, after.requests)
                 # compared without their file:line, so an edit that only moves lines breaks nothing
                 already = set(before.failure_keys or before.failed_expectations) if before else set()
                 keys = after.failure_keys or after.failed_expectations
@@ -195,8 +197,11 @@ def _state_text(w: Mapping[str, Any] | None) -> str:
     return f"{w.get('state')}" + (f" (waited {seconds_text(wait)})" if wait is not None else "")
 
 
-def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[WorkloadDelta]:
-    """Workloads that become inadmissible or are never admitted, get preempted more, or whose p95 wait moves."""
+def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any],
+                    requests: Mapping[str, str] | None = None) -> list[WorkloadDelta]:
+    """Workloads that become inadmissible or are never admitted, get preempted more, or whose p95 wait moves.
+    A blocking one says what it requests (`requests`), beside the quota change the report shows."""
+    requests = requests or {}
     old, new = _by_name(before), _by_name(after)
     old_pre, new_pre = _preemptions(before), _preemptions(after)
     out: list[WorkloadDelta] = []
@@ -205,16 +210,26 @@ def workload_deltas(before: Mapping[str, Any] | None, after: Mapping[str, Any]) 
         cq = str(w.get("clusterQueue") or (prev or {}).get("clusterQueue") or "-")
         was_ok = prev is None or prev.get("state") in ADMITTED_STATES
         if w.get("state") == "Inadmissible" and (prev is None or prev.get("state") != "Inadmissible"):
+            # A new object with no queue name (a migration Job beside the queued ones) is not Kueue's: shown,
+            # but it does not fail the pull request.
+            queued = prev is not None or bool(w.get("localQueue"))
             out.append(WorkloadDelta(name, cq, "inadmissible", _state_text(prev), "Inadmissible",
-                                     str(w.get("message") or ""), blocking=True))
+                                     _with_request(str(w.get("message") or ""), requests.get(name)) if queued
+                                     else str(w.get("message") or ""), blocking=queued))
         elif w.get("state") not in ADMITTED_STATES and prev is not None and was_ok:
             out.append(WorkloadDelta(name, cq, "never admitted", _state_text(prev), _state_text(w),
-                                     str(w.get("message") or ""), blocking=True))
+                                     _with_request(str(w.get("message") or ""), requests.get(name)), blocking=True))
         elif new_pre.get(name, 0) > old_pre.get(name, 0):
             out.append(WorkloadDelta(name, cq, "preempted", f"preempted {old_pre.get(name, 0)}x",
                                      f"preempted {new_pre.get(name, 0)}x"))
     out.extend(_wait_deltas(old, new, {d.workload for d in out}))
     return sorted(out, key=lambda d: (not d.blocking, d.workload))
+
+
+def _with_request(message: str, request: str | None) -> str:
+    if not request:
+        return message
+    return f"{message}; it requests {request}" if message else f"it requests {request}"
 
 
 def _wait_deltas(old: dict[str, Mapping[str, Any]], new: dict[str, Mapping[str, Any]],

@@ -41,7 +41,14 @@ _OWN_ANNOTATIONS = ("kueueplan.io/", "argocd.argoproj.io/sync-wave")
 @dataclass
 class ImportResult:
     files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # relative path -> documents
-    skipped: list[str] = field(default_factory=list)  # objects the spec cannot express, with the reason
+    skipped: list[str] = field(default_factory=list)  # Kueue objects and workloads not carried, with the reason
+    outside: list[str] = field(default_factory=list)  # objects outside the spec's scope (RBAC, Services, ...)
+    unresolved: list[str] = field(default_factory=list)  # references to objects the input does not contain
+
+    @property
+    def lossless(self) -> bool:
+        """Every Kueue object and queued workload carried, every reference resolved (import exits 0)."""
+        return not (self.skipped or self.unresolved)
 
     def add(self, path: str, doc: dict[str, Any]) -> None:
         self.files.setdefault(path, []).append(doc)
@@ -393,7 +400,10 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         group, _ = api_version_of(obj)
         kind = str(obj["kind"])
         if not _importable(group, kind):
-            result.skipped.append(f"{key_text(key_of(obj))}: kueueplan's spec has no {kind}")
+            lost = (group == KUEUE_GROUP or bool(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL))
+                    or (kind == "ConfigMap" and (obj.get("metadata") or {}).get("name") == "kueue-manager-config"))
+            (result.skipped if lost else result.outside).append(f"{key_text(key_of(obj))}: kueueplan's spec has "
+                                                                 f"no {kind}")
             continue
         problem = _metadata_problem(obj.get("metadata"))
         if problem:
@@ -423,8 +433,8 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         result.add("admission-checks.yaml", _admission_check(obj, configs, used))
     result.skipped += [f"ProvisioningRequestConfig {n}: no AdmissionCheck uses it" for n in sorted(set(configs) - used)]
     try:
-        _import_teams(by_kind, result)
-        _import_workloads(by_kind, result)
+        accepted = _import_teams(by_kind, result)
+        _import_workloads(by_kind, result, accepted)
     except (AttributeError, TypeError, KeyError, ValueError) as err:
         raise KueueplanError(f"cannot import: unexpected shape ({type(err).__name__}: {err})",
                              hint="check the objects against their CRDs (kueueplan validate)") from None
@@ -437,10 +447,39 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
     if api is not None:
         env_spec["kueueAPIVersion"] = api
     result.add(f"env-{env}.yaml", _doc("Environment", env, env_spec))
+    result.unresolved += _unresolved(by_kind, result)
     return result
 
 
-def _import_teams(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult) -> None:
+def _unresolved(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult) -> list[str]:
+    """References of the imported spec to objects the input does not hold: `build` would refuse them, so
+    import says so now, naming the referring object (Kueue itself tolerates some, e.g. an inactive queue)."""
+    names = {kind: {o["metadata"]["name"] for o in by_kind.get(kind, [])}
+             for kind in ("ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck")}
+    out = []
+    for kind in ("ClusterQueue", "Cohort"):
+        for obj in by_kind.get(kind, []):
+            spec = obj.get("spec") or {}
+            for quota in quotas_of(spec):
+                if quota["flavor"] not in names["ResourceFlavor"]:
+                    out.append(f"{kind} {obj['metadata']['name']} uses ResourceFlavor {quota['flavor']}, which the "
+                               "input does not contain")
+            if kind == "ClusterQueue":
+                for check in _team_checks(spec):
+                    check_name = check["name"] if isinstance(check, dict) else check
+                    if check_name not in names["AdmissionCheck"]:
+                        out.append(f"ClusterQueue {obj['metadata']['name']} uses AdmissionCheck {check_name}, which "
+                                   "the input does not contain")
+    for docs in result.files.values():
+        for doc in docs:
+            priority = (doc.get("spec") or {}).get("priority") if doc.get("kind") == "Workload" else None
+            if priority is not None and priority not in names["WorkloadPriorityClass"]:
+                out.append(f"Workload {doc['metadata']['name']} uses WorkloadPriorityClass {priority}, which the "
+                           "input does not contain")
+    return out
+
+
+def _import_teams(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult) -> list[dict[str, Any]]:
     cqs = {o["metadata"]["name"]: o for o in by_kind.get("ClusterQueue", [])}
     namespaces = {o["metadata"]["name"]: o for o in by_kind.get("Namespace", [])}
     queues: dict[str, list[dict[str, Any]]] = {name: [] for name in cqs}
@@ -451,6 +490,7 @@ def _import_teams(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult
         else:
             result.skipped.append(f"{key_text(key_of(lq))}: its ClusterQueue {target!r} is not among the manifests")
     claimed: dict[str, str] = {}  # namespace -> team; the spec gives each namespace one team
+    accepted: list[dict[str, Any]] = []
     for name, cq in cqs.items():
         mine = []
         for lq in queues[name]:
@@ -458,17 +498,20 @@ def _import_teams(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult
             owner = claimed.setdefault(ns, name)
             if owner == name:
                 mine.append(lq)
+                accepted.append(lq)
             else:
                 result.skipped.append(f"{key_text(key_of(lq))}: namespace {ns} already belongs to team {owner} "
                                       "(a namespace has one team in the spec)")
         result.add(f"teams/{name}.yaml", _team(cq, mine, namespaces, result))
     for ns in sorted(set(namespaces) - set(claimed)):
         result.skipped.append(f"Namespace {ns}: no LocalQueue in it, so it belongs to no team")
+    return accepted
 
 
-def _import_workloads(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult) -> None:
+def _import_workloads(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult,
+                      accepted: list[dict[str, Any]]) -> None:
     owner = {(lq["metadata"].get("namespace") or "default", lq["metadata"]["name"]): lq["spec"]["clusterQueue"]
-             for lq in by_kind.get("LocalQueue", [])}
+             for lq in accepted}  # LocalQueues the spec carries: a workload on a dropped one cannot be built
     cqs = {o["metadata"]["name"] for o in by_kind.get("ClusterQueue", [])}
     taken: set[str] = set()
     for kind in ("RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"):
@@ -478,7 +521,8 @@ def _import_workloads(by_kind: dict[str, list[dict[str, Any]]], result: ImportRe
             queue = (meta.get("labels") or {}).get(QUEUE_LABEL)
             team = owner.get((namespace, queue))
             if queue is None or team not in cqs:
-                why = "has no queue-name label" if queue is None else f"its LocalQueue {namespace}/{queue} is unknown"
+                why = ("has no queue-name label" if queue is None else
+                       f"its LocalQueue {namespace}/{queue} is not among the imported queues")
                 result.skipped.append(f"{key_text(key_of(obj))}: {why}")
                 continue
             try:
@@ -516,6 +560,26 @@ def dump(docs: list[dict[str, Any]]) -> str:
                          explicit_start=len(docs) > 1)
 
 
+def build_problem(result: ImportResult, out_dir: Path) -> str | None:
+    """The error `kueueplan build` would give on the imported spec (compiled in a scratch folder), or None.
+    Import never leaves for build a refusal it can see itself."""
+    import tempfile
+
+    from kueueplan.compile import compile_platform
+
+    with tempfile.TemporaryDirectory(prefix="kueueplan-import-") as tmp:
+        scratch = Path(tmp) / "spec"
+        for rel, docs in result.files.items():
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / rel).write_text(dump(docs), encoding="utf-8")
+        try:
+            compile_platform(scratch)
+        except KueueplanError as err:
+            where = (err.file or "").replace(str(scratch), str(out_dir))
+            return f"{where}{':' + str(err.line) if err.line else ''}: {err.message}" if where else err.message
+    return None
+
+
 IMPORT_MARKER = "# Written by `kueueplan import` (yours to edit; `import --force` may rewrite it)."
 _SAFE_PART = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")
 
@@ -538,27 +602,21 @@ def _safe_target(out_dir: Path, rel: str) -> Path:
 
 
 def write_spec(result: ImportResult, out_dir: Path, force: bool = False) -> list[Path]:
-    """Write the spec files. --force overwrites only files an earlier `kueueplan import` wrote (they carry
-    IMPORT_MARKER); anything else in the way stops the import before a file is written."""
+    """Write the spec files, each starting with IMPORT_MARKER and listed in the import record
+    (workflow/importfiles.py). --force replaces, atomically, only files an earlier import wrote (recorded or
+    marked); any other YAML file in the way, or a symlink, stops the import before a file is written."""
+    from kueueplan.workflow.importfiles import write_files
+
     if out_dir.is_symlink():
         raise KueueplanError(f"refusing to write into {out_dir}: it is a symlink", file=str(out_dir))
-    if out_dir.exists() and any(out_dir.rglob("*.yaml")) and not force:
-        raise KueueplanError(f"{out_dir} already holds YAML files", hint="choose an empty folder or pass --force")
-    targets = {rel: _safe_target(out_dir, rel) for rel in sorted(result.files)}
-    for path in targets.values():
-        if path.exists() and (not path.is_file() or not _imported(path)):
-            raise KueueplanError(f"{path} exists and was not written by `kueueplan import`; refusing to overwrite "
-                                 "it", file=str(path), hint="move it away or choose another output folder")
-    written = []
+    for rel in sorted(result.files):
+        _safe_target(out_dir, rel)  # names that would leave OUT_DIR or pass through a symlink: refused
+    texts = {rel: f"{IMPORT_MARKER}\n{dump(docs)}" for rel, docs in result.files.items()}
     try:
-        for rel, path in targets.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"{IMPORT_MARKER}\n{dump(result.files[rel])}", encoding="utf-8")
-            written.append(path)
+        return write_files(texts, out_dir, force, is_own=_imported)
     except OSError as err:
         where = err.filename or out_dir
         raise KueueplanError(f"cannot write {where}: {err.strerror or err}", file=str(where)) from None
-    return written
 
 
 def _imported(path: Path) -> bool:

@@ -59,6 +59,33 @@ def load_documents(paths: Iterable[Path]) -> list[Document]:
     return out
 
 
+def read_stdin_text(stream: Any = None) -> str:
+    """`-`: standard input as text (e.g. `kustomize build | kueueplan simulate -`), size-bounded."""
+    import sys
+
+    raw = (stream or sys.stdin.buffer).read(yamlio.MAX_FILE_BYTES + 1)
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    if len(raw) > yamlio.MAX_FILE_BYTES:
+        raise KueueplanError(f"standard input is larger than {yamlio.MAX_FILE_BYTES} bytes", file="<stdin>",
+                             hint="split the manifests, or pass a folder")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise KueueplanError("standard input is not UTF-8 text", file="<stdin>") from None
+
+
+def documents_from_text(text: str, file: str = "<stdin>") -> list[Document]:
+    """The objects of one YAML stream (`List` kinds flattened), as `load_documents` reads a file."""
+    out: list[Document] = []
+    for doc in yamlio.load_text(text, file):
+        out.extend(_flatten(doc))
+    if not out:
+        raise KueueplanError("no Kubernetes objects on standard input", file=file,
+                             hint="pipe manifests in, e.g. kustomize build overlays/prod | kueueplan simulate -")
+    return out
+
+
 def _looks_like_object(data: Any) -> bool:
     return isinstance(data, Mapping) and bool(data.get("apiVersion") or data.get("kind"))
 

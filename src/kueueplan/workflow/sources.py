@@ -83,7 +83,9 @@ def _rendered_envs(root: Path, docs: list[Document]) -> dict[str, list[Any]]:
     """`gen/` with one folder per environment (build's layout) -> one entry each; otherwise one entry."""
     if root.is_dir() and not any(p.suffix in (".yaml", ".yml") for p in root.iterdir() if p.is_file()):
         subdirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-        if len(subdirs) > 1:
+        # build's gen/ (and kustomize overlays/) hold one kustomization per environment; other folders of
+        # folders (cluster/, teams/, ...) are one platform split into files
+        if len(subdirs) > 1 and all((p / "kustomization.yaml").is_file() for p in subdirs):
             envs: dict[str, list[Any]] = {p.name: [] for p in subdirs}
             for doc in docs:
                 envs[Path(doc.file).relative_to(root).parts[0]].append(doc)

@@ -13,6 +13,7 @@ from kueueplan.validate.rules import (  # noqa: F401
     release,
     loading,
     policy,
+    quantities,
     references,
     webhook,
 )

@@ -1,0 +1,103 @@
+"""`kueueplan import` on multi-file platforms (tests/corpus): one platform from many files, `--force` that
+replaces only what an earlier import wrote, and an import that says what it could not carry (exit 1) instead of
+writing a spec that `build` refuses."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from kueueplan.cli import main
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, list(args))
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_a_platform_split_over_folders_round_trips(tmp_path: Path) -> None:
+    """Flavors, priorities and queues in cluster/, each team's queue and workloads in teams/<team>/."""
+    source = CORPUS / "research-cluster"
+    code, out, err = invoke("import", str(source), "-o", str(tmp_path / "environments"))
+    assert code == 0, out + err
+    assert invoke("build", str(tmp_path / "environments"), "-o", str(tmp_path / "gen"))[0] == 0
+    code, out, err = invoke("diff", str(source), str(tmp_path / "gen" / "default"))
+    assert code == 0, out + err
+    assert "no changes" in out
+    # several inputs are one platform too, whatever the order
+    code, out, err = invoke("import", str(source / "teams"), str(source / "cluster"), "-o", str(tmp_path / "two"))
+    assert code == 0, out + err
+
+
+def test_import_says_what_it_could_not_carry_and_never_leaves_a_spec_build_refuses(tmp_path: Path) -> None:
+    code, out, err = invoke("import", str(CORPUS / "ml-platform"), "-o", str(tmp_path / "environments"))
+    assert code == 1, out + err
+    assert "not carried: LocalQueue team-ml/batch: namespace team-ml already belongs to team ml-high" in err
+    assert "not carried: RayJob team-ml/nightly-eval: its LocalQueue team-ml/batch is not among" in err
+    assert "not carried: Deployment team-vision/detector-inference" in err
+    assert "not carried: ConfigMap kueue-system/kueue-manager-config" in err
+    assert "skipped: Service team-vision/detector-inference" in err  # outside the spec: not a loss
+    code, out, err = invoke("build", str(tmp_path / "environments"), "-o", str(tmp_path / "gen"))
+    assert code == 0, out + err
+
+
+def test_references_to_objects_the_input_lacks_are_reported_at_import(tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    shutil.copytree(CORPUS / "research-cluster", source)
+    (source / "cluster" / "priorities.yaml").unlink()
+    (source / "cluster" / "flavors.yaml").write_text((source / "cluster" / "flavors.yaml").read_text()
+                                                     .split("---")[0])  # h100 only: `cpu` is missing
+    code, out, err = invoke("import", str(source), "-o", str(tmp_path / "spec"))
+    assert code == 1, out + err
+    assert "unresolved: ClusterQueue nlp uses ResourceFlavor cpu, which the input does not contain" in err
+    assert "unresolved: Workload pretrain-7b uses WorkloadPriorityClass deadline, which the input does not contain" in err
+
+
+def _names(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_force_replaces_only_what_import_wrote(tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    shutil.copytree(CORPUS / "research-cluster", source)
+    spec = tmp_path / "spec"
+    assert invoke("import", str(source), "-o", str(spec))[0] == 0
+    assert "workloads/augment-sweep.yaml" in _names(spec)
+    (spec / "README.md").write_text("our notes\n")
+    # the next import no longer has the sweep: its file goes, the README stays, no old file is left beside
+    (source / "teams" / "cv" / "sweep.yaml").unlink()
+    code, out, err = invoke("import", str(source), "-o", str(spec))
+    assert code == 2 and "--force" in err
+    code, out, err = invoke("import", str(source), "-o", str(spec), "--force")
+    assert code == 0, out + err
+    assert "workloads/augment-sweep.yaml" not in _names(spec)
+    assert (spec / "README.md").read_text() == "our notes\n"
+    assert yaml.safe_load((spec / ".kueueplan-import.yaml").read_text())["files"] == sorted(
+        n for n in _names(spec) if n.endswith(".yaml") and not n.startswith("."))
+    assert invoke("build", str(spec), "-o", str(tmp_path / "gen"))[0] == 0
+
+
+def test_force_refuses_a_file_import_did_not_write_and_changes_nothing(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    assert invoke("import", str(CORPUS / "research-cluster"), "-o", str(spec))[0] == 0
+    hand = spec / "teams" / "extra.yaml"
+    hand.write_text("apiVersion: kueueplan.io/v1alpha1\nkind: Priority\nmetadata: {name: mine}\nspec: {value: 1}\n")
+    before = {n: (spec / n).read_bytes() for n in _names(spec)}
+    code, out, err = invoke("import", str(CORPUS / "research-cluster"), "-o", str(spec), "--force")
+    assert code == 2
+    assert f"{hand}" in err and "was not written by `kueueplan import`" in err
+    assert {n: (spec / n).read_bytes() for n in _names(spec)} == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".spec.")]  # no scratch folder left behind
+
+
+def test_force_into_a_folder_without_a_record_refuses_its_yaml(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "team.yaml").write_text("apiVersion: kueueplan.io/v1alpha1\nkind: Priority\nmetadata: {name: x}\n")
+    code, _, err = invoke("import", str(CORPUS / "research-cluster"), "-o", str(spec), "--force")
+    assert code == 2 and "team.yaml" in err
