@@ -21,6 +21,7 @@ BENCHMARKS = [
     ("validate: ValidatingAdmissionPolicies on 1,000 tenants (issue 15)", ["bench_vap.py"]),
     ("simulate: Kueue's scheduler performance inputs (targets <= 5 s and <= 30 s)", ["bench_simulate.py"]),
     ("input limits: real work accepted, hostile input refused (targets <= 10 s, <= 1 GB)", ["bench_limits.py"]),
+    ("capacity planning: Monte-Carlo runs and quota search", ["bench_planning.py"]),
 ]
 
 

@@ -161,9 +161,12 @@ def test_scenario_for_declares_load_and_expectations() -> None:
     kinds = {m["kind"] for m in spec["manifests"]}
     assert "ClusterQueue" in kinds and not kinds & {"RayJob", "RayCluster"}
     arrivals = {w["manifest"]["metadata"]["name"]: w for w in spec["workloads"]}
-    assert set(arrivals) == {"llm-finetune", "notebook", "feature-etl", "sandbox", "h100-eval"}  # h100-eval: prod only
+    assert set(arrivals) == {"llm-finetune", "notebook", "feature-etl", "sandbox", "h100-eval", "adhoc-features"}
     assert arrivals["feature-etl"]["count"] == 2
-    assert arrivals["h100-eval"]["podsReadyAfter"] == "never"
+    assert arrivals["h100-eval"]["podsReadyAfter"] == "never"  # h100-eval: prod only
+    # a stochastic load entry passes through to kueueplan.planning, which draws it per run
+    assert arrivals["adhoc-features"]["arrivals"] == {"poisson": "4/h"}
+    assert arrivals["adhoc-features"]["runFor"] == {"median": "15m", "p95": "40m"}
     expected = {e["workload"] for e in spec["expectations"] if "workload" in e}
     assert {"team-a/llm-finetune", "team-b/feature-etl-1", "team-b/feature-etl-2"} <= expected
     assert {"clusterQueue": "team-a", "neverPreempted": True} in spec["expectations"]

@@ -142,7 +142,8 @@ def test_validate_points_into_the_embedded_file_of_a_plain_configmap(tmp_path: P
     assert [(f.rule, f.line) for f in findings if f.rule == "KP452"] == [("KP452", line)]
     # and the RayJobs applied with it would never be queued
     assert sorted(f.object for f in findings if f.rule == "KP460") == [
-        "RayJob/team-a/h100-eval", "RayJob/team-a/llm-finetune", "RayJob/team-b/feature-etl"]
+        "RayJob/team-a/h100-eval", "RayJob/team-a/llm-finetune", "RayJob/team-b/adhoc-features-",
+        "RayJob/team-b/feature-etl"]
 
 
 def test_resubmission_is_for_pods_only(tmp_path: Path) -> None:

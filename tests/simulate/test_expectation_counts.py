@@ -4,6 +4,7 @@ line the expectation was written at (a spec's `expect:`, not "line 1")."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -58,9 +59,20 @@ def test_one_expectation_broken_by_three_workloads_counts_once(tmp_path: Path) -
     assert "expectations: 1 of 2 passed" in result.stderr
 
 
+def _single_run_demo(spec: Path) -> None:
+    """The demo judged on one run, without team-b's sampled load and expectation: the counting these tests
+    check is per run (a Monte-Carlo gate reports one line per expectation, tested in tests/planning)."""
+    (spec / "workloads" / "team-b-adhoc.yaml").unlink()
+    env = spec / "env-prod.yaml"
+    env.write_text(re.sub(r"\n    runs: \d+[^\n]*", "", env.read_text()))
+    teams = spec / "teams.yaml"
+    teams.write_text(re.sub(r"(  - name: pipelines\n)  expect:\n(    .*\n)+", r"\1", teams.read_text(), count=1))
+
+
 def test_check_counts_failed_expectations_and_names_the_spec_line(tmp_path: Path) -> None:
     spec = tmp_path / "environments"
     shutil.copytree(REPO / "environments", spec)
+    _single_run_demo(spec)
     teams = spec / "teams.yaml"
     # team-b must finish within 1s: each of its pipeline runs breaks that one expectation
     text = teams.read_text().replace("  localQueues:\n  - name: pipelines\n",
@@ -89,6 +101,7 @@ def test_moving_lines_does_not_break_an_expectation_in_a_diff(tmp_path: Path) ->
     base, head = tmp_path / "base" / "environments", tmp_path / "head" / "environments"
     for side in (base, head):
         shutil.copytree(REPO / "environments", side)
+        _single_run_demo(side)
         teams = side / "teams.yaml"
         teams.write_text(teams.read_text().replace("  localQueues:\n  - name: pipelines\n",
                                                    "  localQueues:\n  - name: pipelines\n  expect:\n"
@@ -108,6 +121,8 @@ def test_a_diff_counts_the_expectations_it_breaks_not_the_workloads(tmp_path: Pa
     base, head = tmp_path / "base" / "environments", tmp_path / "head" / "environments"
     shutil.copytree(REPO / "environments", base)
     shutil.copytree(REPO / "environments", head)
+    _single_run_demo(base)
+    _single_run_demo(head)
     teams = head / "teams.yaml"
     teams.write_text(teams.read_text().replace("  localQueues:\n  - name: pipelines\n",
                                                "  localQueues:\n  - name: pipelines\n  expect:\n"

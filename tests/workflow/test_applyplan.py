@@ -36,6 +36,7 @@ def _remove_team_b(spec: Path) -> None:
     docs = teams.read_text().split("\n---\n")
     teams.write_text("\n---\n".join(d for d in docs if "name: team-b\n" not in d))
     (spec / "workloads" / "team-b.yaml").unlink()
+    (spec / "workloads" / "team-b-adhoc.yaml").unlink(missing_ok=True)
     env = spec / "env-dev.yaml"
     text = env.read_text()
     env.write_text(text[:text.index("      team-b:")] + text[text.index("      shared:"):])

@@ -15,7 +15,8 @@ from kueueplan.errors import KueueplanError
 # command name -> module under kueueplan.cli; imported only when that command runs, so `validate` does not
 # pay for the simulator's or the diff renderer's imports on every CI invocation.
 COMMAND_MODULES = {"build": "build", "validate": "validate", "simulate": "simulate", "check": "check",
-                   "diff": "diff", "graph": "graph", "import": "importer", "schemas": "schemas"}
+                   "diff": "diff", "graph": "graph", "import": "importer", "schemas": "schemas",
+                   "plan": "planning"}
 
 
 class _Group(click.Group):

@@ -13,17 +13,39 @@ from typing import Any, Callable
 import click
 
 from kueueplan.cli import main
-from kueueplan.errors import KueueplanError
 
 
-def _load(path: str, env: str | None, until: str | None, kueue_version: str | None = None) -> Any:
+def _load(path: str, env: str | None, until: str | None, kueue_version: str | None = None, seed: int = 0) -> Any:
+    """The scenario of a single run: stochastic load (if any) drawn with `seed`, as run 0 of a Monte-Carlo."""
+    scenario = _source(path, env, kueue_version).sample(seed, 0)
+    _set_until(scenario, until)
+    return scenario
+
+
+def _source(path: str, env: str | None, kueue_version: str | None = None) -> Any:
+    from kueueplan.workflow.simulation import source_for_input
+
+    return source_for_input(path, env, kueue_version)
+
+
+def _set_until(scenario: Any, until: str | None) -> None:
     from kueueplan.simulate.scenario import parse_duration
-    from kueueplan.workflow.simulation import scenario_for_input
 
-    scenario = scenario_for_input(path, env, kueue_version)
     if until is not None:
         scenario.until = parse_duration(until, "--until")
-    return scenario
+
+
+def _snapshot(scenario: Any, fmt: str) -> None:
+    from kueueplan.report import snapshot
+    from kueueplan.simulate.engine import simulate as run
+
+    sim = run(scenario)
+    if fmt == "json":
+        tables = {title: [dict(zip(header, row)) for row in rows]
+                  for title, (header, rows) in snapshot.tables(sim).items()}
+        click.echo(json.dumps({"at": sim.now / 1000, "tables": tables}, indent=2))
+    else:
+        click.echo(snapshot.text(sim))
 
 
 def _warn_rejected(scenario: Any) -> None:
@@ -70,17 +92,38 @@ def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], Non
 @click.option("--until", default=None, help="Stop at this time (e.g. 2h), overriding the scenario's until.")
 @click.option("--plot", "plot", type=click.Path(path_type=Path), default=None,
               help="Also write a PNG timeline (needs matplotlib).")
+@click.option("--runs", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Monte-Carlo: simulate N samples of the stochastic load and report distributions.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Fixes every random draw: the same seed gives byte-identical results.")
+@click.option("--jobs", type=click.IntRange(1, 1024), default=None,
+              help="Processes for --runs (default: every core).")
+@click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
+              help="Run the --runs samples as Ray tasks on this cluster ('local' starts one here).")
+@click.option("--at", "at", default=None, metavar="TIME",
+              help="Show the state at this moment (e.g. 90m), as kubectl get clusterqueues/workloads would.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
+              help="Also write a self-contained HTML report (charts; needs matplotlib).")
 def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, until: str | None,
-             plot: Path | None) -> None:
+             plot: Path | None, runs: int, seed: int, jobs: int | None, ray_address: str | None, at: str | None,
+             html_path: Path | None) -> None:
     """Simulate Kueue admission, borrowing and preemption.
 
     PATH is a Scenario file, a spec folder (with --env), or plain manifests: a folder, a file or `-` (stdin,
     e.g. `kustomize build overlays/prod | kueueplan simulate -`), whose workloads are the load."""
+    if at is not None:
+        _snapshot(_load(path, env, at, kueue_version, seed), fmt)
+        return
+    if runs > 1 or ray_address is not None or html_path is not None:
+        from kueueplan.cli.planning import monte_carlo
+
+        monte_carlo(_source(path, env, kueue_version), fmt, until, runs, seed, jobs, ray_address, html_path)
+        return
     from kueueplan.report import simulation as report
     from kueueplan.simulate.engine import simulate as run
-    from kueueplan.simulate.result import expectation_results, failed_count, result_json
+    from kueueplan.simulate.result import dumps, expectation_results, failed_count, result_json
 
-    scenario = _load(path, env, until, kueue_version)
+    scenario = _load(path, env, until, kueue_version, seed)
     _warn_rejected(scenario)
     update, stop = _progress_bar()
     try:
@@ -89,7 +132,7 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         stop()
     result = result_json(sim)
     if fmt == "json":
-        click.echo(json.dumps(result, indent=2))
+        click.echo(dumps(result))
     elif fmt == "markdown":
         click.echo(report.markdown(sim, result))
     else:

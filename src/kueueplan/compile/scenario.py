@@ -16,6 +16,7 @@ from kueueplan.compile.context import PRIORITY_LABEL, EnvContext
 from kueueplan.compile.kueue import team_plans
 from kueueplan.compile.workloads import check_priority, workload_manifest, workload_plans
 from kueueplan.kube.quantity import canonical
+from kueueplan.spec.models import RunTime
 
 WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"}
 
@@ -36,9 +37,14 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
             if load.priority is None and plan.priority is None:
                 manifest["metadata"]["labels"].pop(PRIORITY_LABEL, None)
             arrival: dict[str, Any] = {"at": load.at}
+            if load.arrivals is not None:  # expanded per run by kueueplan.planning, like a Scenario's own entries
+                arrival["arrivals"] = load.arrivals.model_dump(exclude_none=True)
+            if load.for_ is not None:
+                arrival["for"] = load.for_
             if load.runFor is not None:
-                arrival["runFor"] = load.runFor
-            if load.count != 1:
+                arrival["runFor"] = load.runFor.model_dump(exclude_none=True) if hasattr(load.runFor, "model_dump") \
+                    else load.runFor
+            if load.count != 1 or load.arrivals is not None and load.for_ is None:
                 arrival["count"] = load.count
             if load.every is not None:
                 arrival["every"] = load.every
@@ -58,6 +64,8 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
             fields = expect.model_dump(exclude_none=True)
             if not fields:
                 continue
+            if load.arrivals is not None or isinstance(load.runFor, RunTime):
+                continue  # copies are drawn per run: a team's `expect` (by ClusterQueue) covers them
             names = [name] if load.count == 1 else [f"{name}-{k}" for k in range(1, load.count + 1)]
             at = plan.entry.locate([("load", i, "expect")] if load.expect else [("expect",)])
             for copy_name in names:
@@ -83,6 +91,8 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
         spec["until"] = sim.until
     major, minor, _ = ctx.kueue_version
     spec["kueueVersion"] = f"v{major}.{minor}"
+    if sim is not None and sim.runs > 1:  # read by kueueplan.planning (check/diff), never by the simulator
+        spec["runs"], spec["seed"] = sim.runs, sim.seed
     if sim is not None and sim.fairSharing is not None:
         spec["fairSharing"] = sim.fairSharing
     if expectations:

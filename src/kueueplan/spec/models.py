@@ -228,6 +228,9 @@ class Expectation(Strict):
         default=None, description="Evicted at least once with this reason (Any: any eviction)")
     finishedBy: Duration | None = None
     state: Literal["Pending", "Inadmissible", "QuotaReserved", "Admitted", "Finished", "Deactivated"] | None = None
+    probability: float | None = Field(
+        default=None, gt=0, le=1, description="With `simulate --runs N`: the share of runs in which this must hold "
+                                              "(default 1: every run); one run ignores it")
 
 
 class TeamSpec(Strict):
@@ -287,6 +290,24 @@ class WorkerGroup(PodTemplate):
     numOfHosts: int | None = Field(default=None, ge=1, le=INT32_MAX)
 
 
+class RunTime(Strict):
+    """A run-time distribution: log-normal with this median and p95, or drawn from recorded samples."""
+
+    median: Duration | None = None
+    p95: Duration | None = None
+    samples: list[Duration] | None = Field(default=None, min_length=1)
+    max: Duration | None = Field(default=None, description="Cap on every draw")
+
+
+class Arrivals(Strict):
+    """Exactly one arrival process (docs/planning.md): rates are like 6/h, 0.5/m or 20/d."""
+
+    poisson: str | float | None = Field(default=None, description="Poisson arrivals at this rate")
+    every: Duration | None = Field(default=None, description="Evenly spaced arrivals")
+    daily: dict[str, Any] | None = Field(default=None, description="{rate, hours: 24 relative weights}")
+    bursts: dict[str, Any] | None = Field(default=None, description="{rate (of bursts), size, within}")
+
+
 class Replica(PodTemplate):
     """A JobSet replicatedJob (name, replicas, its Job's parallelism / completions) or a PyTorchJob replica type
     (name `master` or `worker`, replicas)."""
@@ -300,7 +321,7 @@ class Replica(PodTemplate):
 class Load(Strict):
     name: DnsLabel | None = Field(default=None, description="Name of the created object(s); default the workload's")
     at: Duration = 0
-    runFor: Duration | None = None
+    runFor: Duration | RunTime | None = Field(default=None, description="A duration, or a distribution to draw from")
     count: int = Field(default=1, ge=1, le=100_000)
     every: Duration | None = None
     podsReadyAfter: DurationOrNever | None = Field(
@@ -310,6 +331,8 @@ class Load(Strict):
     resubmitAfterPreemption: Duration | None = Field(
         default=None, description="Pods only: an outside controller (SkyPilot, a workflow engine) creates the "
                                   "preempted Pod again this long after each preemption")
+    arrivals: Arrivals | None = Field(default=None, description="Stochastic arrivals; with `for` and/or `count`")
+    for_: Duration | None = Field(default=None, alias="for", description="How long stochastic arrivals last")
     priority: DnsLabel | None = Field(default=None, description="Override the workload's priority")
     expect: Expectation | None = None
 
@@ -422,6 +445,9 @@ class Flux(Strict):
 class Simulation(Strict):
     until: Duration | None = None
     fairSharing: dict[str, Any] | None = None
+    runs: int = Field(default=1, ge=1, le=10_000, description="Monte-Carlo runs that `check` and `diff` judge "
+                                                               "expectations on (stochastic load; probabilities)")
+    seed: int = Field(default=0, ge=0, description="Seed of the runs' random draws")
 
 
 class EnvironmentSpec(Strict):

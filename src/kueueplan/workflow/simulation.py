@@ -18,34 +18,48 @@ from kueueplan.workflow.manifests import (KUEUEPLAN_API, documents_from_text, is
 from kueueplan.workflow.sources import Side
 
 
-def spec_scenario(compiled: dict, env: str, **kwargs: object) -> object:
-    """The Scenario of a spec environment's declared load (`compile.scenario_for`). Its Configuration is named
-    after the Environment, not after a file path (reports must not depend on where the spec folder is)."""
-    from kueueplan.simulate.scenario import scenario_from_dict
-
-    scenario = scenario_from_dict(compiled, **kwargs)  # type: ignore[arg-type]
-    if "configuration" in compiled["spec"]:
-        major, minor = scenario.kueue_version
-        scenario.configuration_source = (f"configuration of Environment {env} (Kueue v{major}.{minor}, over "
-                                         "the release's shipped controller_manager_config.yaml)")
-    return scenario
-
-
 def simulate_env(spec_dir: object, env: str) -> SimRun | None:
-    from kueueplan.compile import scenario_for
+    """Run 0 of the environment's load; with `simulation.runs` > 1 the expectations are judged on all runs
+    (each must hold in its `probability` share of them, default every run)."""
+    from kueueplan.planning.source import ScenarioSource
     from kueueplan.simulate.engine import simulate
     from kueueplan.simulate.result import expectation_results, failed_count, result_json
 
-    origins: list[tuple[str, int | None]] = []
-    scenario = scenario_for(spec_dir, env, origins)  # type: ignore[arg-type]
-    if not scenario.get("spec", {}).get("workloads"):
+    source = ScenarioSource.load(Path(str(spec_dir)), env)
+    if not source.data.get("spec", {}).get("workloads"):
         return None
-    sim = simulate(spec_scenario(scenario, env, file=f"{spec_dir} (environment {env})", origins=origins))
+    runs, seed = source.monte_carlo_settings()
+    sim = simulate(source.sample(seed, 0))
     results = expectation_results(sim)
-    keys = [line for failures in expectation_results(sim, located=False) for line in failures]
+    keys = expectation_results(sim, located=False)
+    if runs > 1:
+        results, keys = _monte_carlo(source, sim, seed, runs, results, keys)
     owners = [i for i, failures in enumerate(results) for _ in failures]
     return SimRun(result_json(sim), [line for failures in results for line in failures], len(results),
-                  failed_count(results), keys, owners, requests=_requests(sim))
+                  failed_count(results), [line for failures in keys for line in failures], owners,
+                  requests=_requests(sim))
+
+
+def _monte_carlo(source: Any, sim: Any, seed: int, runs: int, results: list[list[str]],
+                 keys: list[list[str]]) -> tuple[list[list[str]], list[list[str]]]:
+    """Per expectation, one line when it misses its probability over the runs (with what went wrong in run 0
+    when it failed there too), none when it meets it, even if run 0 broke it."""
+    from kueueplan.planning.executors import execute
+    from kueueplan.planning.montecarlo import aggregate
+
+    result = aggregate(source, sim.scenario, seed, execute(source, seed, runs))
+    out: list[list[str]] = []
+    out_keys: list[list[str]] = []
+    for e, details, detail_keys in zip(result["expectations"], results, keys):
+        if e["met"]:
+            out.append([])
+            out_keys.append([])
+            continue
+        head = (f"{e['expectation']} held in {e['held']} of {runs} runs ({e['probability']:.0%}), "
+                f"needs {e['required']:.0%}")
+        out.append([head + (f"; in run 0: {details[0]}" if details else "")])
+        out_keys.append([head + (f"; in run 0: {detail_keys[0]}" if detail_keys else "")])
+    return out, out_keys
 
 
 def run(scenario: Any, expectations: int = 0) -> SimRun:
@@ -106,28 +120,18 @@ def read_input(arg: str, stdin_text: str | None = None) -> tuple[str, list[Docum
     return str(path), docs, path.is_dir() and any(is_spec_document(d.data) for d in docs)
 
 
-def scenario_for_input(arg: str, env: str | None, kueue_version: str | None = None) -> Any:
-    """What `kueueplan simulate ARG` runs: a Scenario file, a spec folder's environment, or plain manifests."""
-    from kueueplan.simulate.scenario import load_scenario, scenario_from_document
+def source_for_input(arg: str, env: str | None, kueue_version: str | None = None) -> Any:
+    """What `kueueplan simulate ARG` runs, as a planning source (kueueplan.planning.source): a Scenario file or a
+    spec folder's environment, whose stochastic load is drawn per run, or plain manifests, whose load is fixed."""
+    from kueueplan.planning.source import ScenarioSource
 
     name, docs, spec = read_input(arg)
     if spec:
-        from kueueplan.compile import scenario_for
-
-        path = Path(arg)
-        if env is None:
-            from kueueplan.spec.load import load_spec
-
-            names = [e.name for e in load_spec(path).environments()]
-            raise KueueplanError(f"a spec folder needs --env; its environments are {', '.join(names)}",
-                                 file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
-        origins: list[tuple[str, int | None]] = []
-        data = scenario_for(path, env, origins)
-        return spec_scenario(data, env, file=f"{path}/ (env {env})", base=path, origins=origins)
+        return ScenarioSource.load(Path(arg), env)
     if len(docs) == 1 and (is_scenario(docs[0].data) or _kueueplan_document(docs[0].data)):
         if arg == "-":
-            return scenario_from_document(docs[0], None)
-        return load_scenario(arg)
+            return ScenarioSource.of(docs[0].data, "<stdin>", None, docs[0])
+        return ScenarioSource.load(Path(arg))
     if any(is_scenario(d.data) for d in docs) and arg != "-" and Path(arg).is_file():
         raise KueueplanError("a Scenario file holds exactly one YAML document", file=name)
     if not docs:
@@ -139,4 +143,4 @@ def scenario_for_input(arg: str, env: str | None, kueue_version: str | None = No
         chosen = pick_env(side, env)
         docs = side.envs[chosen]
         name = name if len(side.envs) == 1 else f"{name} ({chosen})"
-    return manifests_scenario(docs, name, kueue_version)
+    return ScenarioSource.fixed(manifests_scenario(docs, name, kueue_version))

@@ -1,0 +1,138 @@
+"""A cluster's recorded history as load: `kubectl get workloads.kueue.x-k8s.io -A -o yaml` exports.
+
+Each Workload is replayed as it happened (the contract's `historyFiles`): created at its creationTimestamp
+minus the earliest one in all files, with its own pod sets, queue and priority; it runs from its last admission
+(the PodsReady condition when present, else Admitted) to its Finished condition. One that had not finished
+when exported never finishes; one never admitted gets the median run time of those that finished (else none)
+and is named in the warnings. `fit` turns the same history into a stochastic load model.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Mapping
+
+from kueueplan.errors import KueueplanError
+from kueueplan.kube import yamlio
+from kueueplan.kube.objects import list_items
+
+_KEEP_SPEC = ("podSets", "queueName", "priority", "priorityClassName", "priorityClassSource", "priorityClassRef",
+              "active", "maximumExecutionTimeSeconds")
+
+
+@dataclass
+class Recorded:
+    namespace: str
+    name: str
+    created: int  # ms since the epoch
+    admitted: int | None  # last admission (PodsReady, else Admitted), ms since the epoch
+    finished: int | None
+    manifest: dict[str, Any]
+    file: str
+    line: int
+
+    @property
+    def run_for(self) -> int | None:
+        if self.admitted is None or self.finished is None:
+            return None
+        return max(0, self.finished - self.admitted)
+
+
+def read_history(paths: list[Path]) -> list[Recorded]:
+    out: list[Recorded] = []
+    for path in paths:
+        for doc in yamlio.load_file(path):
+            if doc.data is None:
+                continue
+            for item in list_items(doc.data) or [doc.data]:
+                if isinstance(item, Mapping) and item.get("kind") == "Workload" \
+                        and str(item.get("apiVersion", "")).startswith("kueue.x-k8s.io/"):
+                    out.append(_recorded(item, str(path), doc.line))
+    return out
+
+
+def _recorded(wl: Mapping[str, Any], file: str, line: int) -> Recorded:
+    meta = wl.get("metadata") or {}
+    name, ns = meta.get("name"), meta.get("namespace") or "default"
+    if not name or not meta.get("creationTimestamp"):
+        raise KueueplanError("a Workload in a history file needs metadata.name and metadata.creationTimestamp",
+                             file=file, line=line, hint="export with kubectl get workloads.kueue.x-k8s.io -A -o yaml")
+    conditions = {c.get("type"): c for c in (wl.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)}
+    admitted = None
+    for kind in ("PodsReady", "Admitted"):
+        c = conditions.get(kind)
+        if c is not None and c.get("status") == "True":
+            admitted = _time(c.get("lastTransitionTime"), file, line)
+            break
+    finished = conditions.get("Finished")
+    spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _KEEP_SPEC}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k.startswith("kueue.x-k8s.io/")}
+    manifest = {"apiVersion": wl.get("apiVersion"), "kind": "Workload",
+                "metadata": {"name": str(name), "namespace": str(ns), **({"labels": labels} if labels else {})},
+                "spec": spec}
+    return Recorded(str(ns), str(name), _time(meta["creationTimestamp"], file, line), admitted,
+                    _time(finished.get("lastTransitionTime"), file, line)
+                    if finished is not None and finished.get("status") == "True" else None, manifest, file, line)
+
+
+def _time(value: Any, file: str, line: int) -> int:
+    try:
+        stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise KueueplanError(f"{value!r} is not an RFC 3339 time", file=file, line=line) from None
+    if stamp.tzinfo is None:
+        raise KueueplanError(f"{value!r} has no time zone (Kubernetes writes UTC with Z)", file=file, line=line)
+    return round(stamp.timestamp() * 1000)
+
+
+def history_entries(records: list[Recorded]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Plain `workloads` entries, in creation order (ties: file order), and the warnings."""
+    if not records:
+        return [], []
+    start = min(r.created for r in records)
+    observed = [r.run_for for r in records if r.run_for is not None]
+    default = round(statistics.median(observed)) if observed else None
+    entries, warnings = [], []
+    for r in sorted(records, key=lambda r: r.created):  # sorted() is stable: equal times keep file order
+        entry: dict[str, Any] = {"at": f"{r.created - start}ms", "manifest": r.manifest}
+        if r.run_for is not None:
+            entry["runFor"] = f"{r.run_for}ms"
+        elif r.admitted is None:
+            if default is not None:
+                entry["runFor"] = f"{default}ms"
+            warnings.append(f"history: {r.namespace}/{r.name} ({r.file}:{r.line}) was never admitted; it runs for "
+                            + (f"the median recorded run time, {default / 1000:g}s" if default is not None
+                               else "ever (no finished workload to take a run time from)"))
+        entries.append(entry)
+    return entries, warnings
+
+
+def fit(records: list[Recorded]) -> list[dict[str, Any]]:
+    """A stochastic load model: per queue and shape, Poisson arrivals at the observed rate over the observed
+    window, and log-normal run times with the observed median and p95 (empirical samples below 5 runs)."""
+    if not records:
+        return []
+    start, end = min(r.created for r in records), max(r.created for r in records)
+    window = max(end - start, 1)
+    groups: dict[tuple[str, str, str], list[Recorded]] = {}
+    for r in records:
+        shape = repr(r.manifest["spec"].get("podSets"))
+        groups.setdefault((r.namespace, str(r.manifest["spec"].get("queueName")), shape), []).append(r)
+    out = []
+    for (ns, queue, _), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[1][0].name)):
+        runs = sorted(r.run_for for r in rs if r.run_for is not None)
+        entry: dict[str, Any] = {"arrivals": {"poisson": f"{len(rs) * 3_600_000 / window:.6g}/h"},
+                                 "for": f"{window}ms"}
+        if len(runs) >= 5:
+            p95 = runs[min(len(runs) - 1, -(-len(runs) * 95 // 100) - 1)]
+            median = statistics.median(runs)
+            entry["runFor"] = {"median": f"{round(median)}ms", "p95": f"{max(round(median), p95)}ms"}
+        elif runs:
+            entry["runFor"] = {"samples": [f"{v}ms" for v in runs]}
+        template = rs[0].manifest
+        entry["manifest"] = {**template, "metadata": {**template["metadata"], "name": f"{queue}-{rs[0].name}"}}
+        out.append(entry)
+    return out

@@ -1,0 +1,63 @@
+"""`simulate --at T`: the cluster at one moment, as `kubectl get clusterqueues,localqueues,workloads` would show it
+(Kueue's printer columns), plus each ClusterQueue's flavor usage from its status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kueueplan.kube.quantity import format_resource_value
+from kueueplan.report.escape import one_line
+from kueueplan.report.simulation import _fmt_s
+
+HOLDING = ("QuotaReserved", "Admitted")
+
+
+def tables(sim: Any) -> dict[str, tuple[list[str], list[list[str]]]]:
+    now = sim.now
+    by_cq: dict[str, list[Any]] = {}
+    by_lq: dict[tuple[str, str], list[Any]] = {}
+    for wl in sim.workloads:
+        if wl.created_at > now:
+            continue
+        if wl.cluster_queue:
+            by_cq.setdefault(wl.cluster_queue, []).append(wl)
+        by_lq.setdefault((wl.spec.namespace, wl.spec.queue_name or ""), []).append(wl)
+    pending = lambda ws: sum(1 for w in ws if w.state in ("Pending", "Inadmissible"))  # noqa: E731
+    admitted = lambda ws: sum(1 for w in ws if w.state == "Admitted")  # noqa: E731
+    cqs = [[name, obj.cohort_name or "", obj.queueing_strategy, str(pending(by_cq.get(name, []))),
+            str(admitted(by_cq.get(name, [])))] for name, obj in sorted(sim.cluster.cluster_queues.items())]
+    lqs = [[ns, name, lq.cluster_queue, str(pending(by_lq.get((ns, name), []))), str(admitted(by_lq.get((ns, name), [])))]
+           for (ns, name), lq in sorted(sim.cluster.local_queues.items())]
+    wls = [[w.spec.namespace, w.spec.name, w.spec.queue_name or "",
+            w.cluster_queue if w.state in HOLDING else "", "True" if w.state == "Admitted" else "",
+            "True" if w.state == "Finished" else "", _fmt_s((now - w.created_at) / 1000)]
+           for w in sim.workloads if w.created_at <= now and w.state != "Deleted"]
+    usage = []
+    for name in sorted(sim.tree.cqs):
+        node = sim.tree.cqs[name]
+        held: dict[tuple[str, str], int] = {}
+        for w in sim.holders.get(name, {}).values():
+            for fr, v in w.usage.items():
+                held[fr] = held.get(fr, 0) + v
+        for (flavor, resource), q in sorted(node.quotas.items()):
+            total = held.get((flavor, resource), 0)
+            usage.append([name, flavor, resource, format_resource_value(resource, total),
+                          format_resource_value(resource, q.nominal),
+                          format_resource_value(resource, max(0, total - q.nominal))])
+    return {
+        "kubectl get clusterqueues": (["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"], cqs),
+        "kubectl get localqueues -A": (["NAMESPACE", "NAME", "CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS"], lqs),
+        "kubectl get workloads -A": (["NAMESPACE", "NAME", "QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"], wls),
+        "flavorsUsage": (["CLUSTERQUEUE", "FLAVOR", "RESOURCE", "TOTAL", "NOMINAL", "BORROWED"], usage),
+    }
+
+
+def text(sim: Any) -> str:
+    """Plain columns, as kubectl prints them (two spaces between columns, no borders)."""
+    out = [f"# at {_fmt_s(sim.now / 1000)}"]
+    for title, (header, rows) in tables(sim).items():
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+        out += ["", f"$ {title}" if title.startswith("kubectl") else f"# {title}"]
+        for row in [header, *rows]:
+            out.append("   ".join(one_line(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+    return "\n".join(out)

@@ -1,0 +1,71 @@
+"""The HTML report renders in a real headless browser (Debian's chromium), with data in every chart.
+
+scripts/setup installs chromium with the system's package manager where it can; without it the test is
+skipped with the reason, except in CI (CI=true), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kueueplan.cli import main
+
+from ._support import scenario, write
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI") == "true":
+        pytest.fail("CI=true but chromium is missing: scripts/setup installs it (apt-get install chromium)")
+    pytest.skip("chromium is not installed (./scripts/setup installs it with apt-get where it can)")
+
+
+def _browse(browser: str, page: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([browser, *FLAGS, f"--user-data-dir={tmp / 'profile'}", *args, page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_the_report_renders_and_every_chart_has_data(tmp_path: Path) -> None:
+    browser = _chromium()
+    data = scenario(expectations=[{"namespace": "team-a", "admittedWithin": "15m", "probability": 0.5}])
+    path = write(tmp_path, data)
+    page = tmp_path / "report.html"
+    out = CliRunner().invoke(main, ["plan", "quota", str(path), "--vary", "cq/gpu/nvidia.com/gpu=2..10",
+                                    "--runs", "10", "--html", str(page)])
+    assert out.exit_code == 0, out.output
+    text = page.read_text()
+    urls = set(re.findall(r"https?://[^\s\"'<>]+", text))
+    assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}, urls  # namespaces only
+    assert "<script" not in text and "<link" not in text and "<img" not in text  # self-contained
+    dom = _browse(browser, page, tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr
+    figures = re.findall(r"<figure.*?</figure>", dom.stdout, re.S)
+    titles = [re.search(r"<figcaption>(.*?)</figcaption>", f).group(1) for f in figures]
+    assert any("Wait for admission" in t for t in titles) and any("Usage of gpu/nvidia.com/gpu" in t for t in titles)
+    assert any("Workloads waiting" in t for t in titles) and any("Judged candidates" in t for t in titles)
+    for title, figure in zip(titles, figures):
+        # data drawn: a path with many vertices (axes, ticks and grid lines are paths of one segment each)
+        longest = max(len(re.findall(r"\bL\b", d)) for d in re.findall(r' d="([^"]+)"', figure))
+        assert longest >= 4 or "Judged candidates" in title, f"chart {title!r} has no data"
+        if "Judged candidates" in title:  # bars: one closed path per judged candidate
+            assert len(re.findall(r"fill: ?#(?:27ae60|c0392b)", figure)) >= 3, "no bars in the trade-off chart"
+    shot = tmp_path / "report.png"
+    done = _browse(browser, page, tmp_path, "--window-size=1100,2200", f"--screenshot={shot}")
+    assert done.returncode == 0 and shot.is_file(), done.stderr
+    from PIL import Image
+
+    image = Image.open(shot).convert("L")
+    colours = image.getcolors(maxcolors=1 << 16) or []
+    assert len(colours) > 50  # not a blank page: text, tables and charts in many shades

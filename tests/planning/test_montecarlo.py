@@ -1,0 +1,104 @@
+"""Monte-Carlo runs: byte-identical whichever executor runs them, and gating on probabilities."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kueueplan.cli import main
+from kueueplan.planning.executors import run_local, run_serial
+from kueueplan.planning.montecarlo import aggregate
+from kueueplan.planning.source import ScenarioSource
+
+from ._support import scenario, write
+
+
+def _json(source: ScenarioSource, runs: list) -> str:
+    return json.dumps(aggregate(source, source.sample(0, 0), 0, runs), indent=2)
+
+
+def test_the_local_pool_gives_the_serial_result_byte_for_byte(tmp_path: Path) -> None:
+    source = ScenarioSource.load(write(tmp_path, scenario()))
+    serial = _json(source, run_serial(source, 0, 12))
+    assert _json(source, run_local(source, 0, 12, workers=2)) == serial
+    assert _json(source, run_local(source, 0, 12, workers=3)) == serial  # other batching, same bytes
+
+
+def test_runs_report_waits_usage_and_probabilities(tmp_path: Path) -> None:
+    path = write(tmp_path, scenario(expectations=[{"namespace": "team-a", "admittedWithin": "15m", "probability": 0.9}]))
+    out = CliRunner().invoke(main, ["simulate", str(path), "--runs", "40", "-o", "json"])
+    assert out.exit_code == 1, out.output  # 4 GPUs for ~2.4 GPUs of mean demand: bursts wait > 15m in most runs
+    result = json.loads(out.stdout)
+    assert result["kind"] == "MonteCarloResult" and result["runs"] == 40 and result["seed"] == 0
+    [team] = result["teams"]
+    p50, p95 = team["waitSeconds"]["p50"]["mean"], team["waitSeconds"]["p95"]["mean"]
+    assert 0 <= p50 <= p95 and team["waitSeconds"]["p95"]["ci95"][0] <= p95 <= team["waitSeconds"]["p95"]["ci95"][1]
+    [gpu] = result["flavors"]
+    assert gpu["quota"] == 4 and gpu["peak"]["max"] == 4 and 0 < gpu["timeAveraged"]["mean"] < 4
+    [exp] = result["expectations"]
+    assert exp["required"] == 0.9 and not exp["met"] and exp["held"] < 36
+    lo, hi = exp["ci95"]
+    assert lo <= exp["probability"] <= hi
+
+
+def test_more_quota_makes_the_expectation_hold(tmp_path: Path) -> None:
+    path = write(tmp_path, scenario(gpus=12, expectations=[{"namespace": "team-a", "admittedWithin": "15m",
+                                                            "probability": "90%"}]))
+    out = CliRunner().invoke(main, ["simulate", str(path), "--runs", "40"])
+    assert out.exit_code == 0, out.output
+    assert "Expectations" in out.output
+
+
+def test_seed_zero_is_the_default_and_run_zero_is_the_single_run(tmp_path: Path) -> None:
+    path = write(tmp_path, scenario())
+    single = CliRunner().invoke(main, ["simulate", str(path), "-o", "json"])
+    seeded = CliRunner().invoke(main, ["simulate", str(path), "-o", "json", "--seed", "0"])
+    other = CliRunner().invoke(main, ["simulate", str(path), "-o", "json", "--seed", "1"])
+    assert single.stdout == seeded.stdout != other.stdout
+    assert "workloads" in json.loads(single.stdout)  # one run keeps the contract's object
+
+
+def test_spec_environment_gates_check_on_probability(tmp_path: Path, repo_dir: Path) -> None:
+    """A spec environment with `simulation.runs` judges its expectations on every run, with probabilities."""
+    import shutil
+
+    from kueueplan.workflow.simulation import simulate_env
+
+    spec = tmp_path / "environments"
+    shutil.copytree(repo_dir / "environments", spec)
+    (tmp_path / ".git").mkdir()
+    team = spec / "workloads" / "team-b.yaml"
+    text = team.read_text()
+    old = "  load:\n  - at: 0s\n    runFor: 20m\n    count: 2\n    every: 1m\n"
+    assert old in text
+    team.write_text(text.replace(old, "  load:\n  - arrivals: {poisson: 12/h}\n    for: 2h\n"
+                                      "    runFor: {median: 20m, p95: 40m}\n", 1))
+    env = spec / "env-prod.yaml"
+    text = re.sub(r"\n    runs: \d+[^\n]*", "", env.read_text())
+    env.write_text(text.replace("  simulation:\n    until: 3h\n", "  simulation:\n    until: 3h\n    runs: 8\n    seed: 3\n", 1))
+    teams = spec / "teams.yaml"
+    teams.write_text(teams.read_text().replace("  expect:\n    neverPreempted: true",
+                                               "  expect:\n    admittedWithin: 1s\n    probability: 0.5", 1))
+    run = simulate_env(spec, "prod")
+    assert run is not None
+    assert any("held in" in f and "of 8 runs" in f and "needs 50%" in f for f in run.failed_expectations), \
+        run.failed_expectations
+    names = [w["name"] for w in run.result["workloads"]]
+    assert any(n.startswith("team-b/feature-etl-") for n in names) and len(names) > 6
+
+
+def test_markdown_summary_escapes_names_from_the_pull_request() -> None:
+    from kueueplan.report.planning import markdown
+
+    hostile = "@org/admins <img src=x> | [x](http://evil) `::error::`"
+    result = {"scenario": hostile, "runs": 2, "seed": 0, "flavors": [], "expectations": [],
+              "teams": [{"team": hostile, "workloadsPerRun": 1, "admittedShare": 1,
+                         "waitSeconds": {p: {"mean": 1, "ci95": [0, 2]} for p in ("p50", "p95", "p99")},
+                         "preemptionsPerRun": {"mean": 0, "max": 0}}]}
+    text = markdown(result)
+    assert "<img" not in text and "[x](http" not in text and "@org" not in text  # no HTML, link or mention
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| team")]
+    assert rows and all(line.count(" | ") == 6 for line in rows)  # 7 cells: the name broke no cell
