@@ -112,7 +112,15 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
     PATH is a Scenario file, a spec folder (with --env), or plain manifests: a folder, a file or `-` (stdin,
     e.g. `kustomize build overlays/prod | kueueplan simulate -`), whose workloads are the load."""
     if at is not None:
-        _snapshot(_load(path, env, at, kueue_version, seed), fmt)
+        if runs > 1 or ray_address is not None or html_path is not None:
+            raise click.UsageError("--at shows one run at one moment; drop --runs, --ray and --html")
+        scenario = _load(path, env, None, kueue_version, seed)
+        declared = scenario.until
+        _set_until(scenario, at)
+        if declared is not None and scenario.until > declared:
+            click.echo(f"note: the scenario stops at {declared / 1000:g}s (its until); --at {at} runs it that far",
+                       err=True)
+        _snapshot(scenario, fmt)
         return
     if runs > 1 or ray_address is not None or html_path is not None:
         from kueueplan.cli.planning import monte_carlo

@@ -105,6 +105,10 @@ def _terms(exp: Any) -> str:
         parts.append(f"finishedBy {_fmt(exp.finished_by)}")
     if exp.never_preempted:
         parts.append("neverPreempted")
+    if getattr(exp, "preempted", False):
+        parts.append("preempted")
+    if getattr(exp, "evicted", None):
+        parts.append(f"evicted {exp.evicted}")
     if exp.state:
         parts.append(f"state {exp.state}")
     return ": " + ", ".join(parts) if parts else ""

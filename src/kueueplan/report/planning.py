@@ -53,11 +53,12 @@ def rows(result: dict[str, Any]) -> dict[str, tuple[list[str], list[list[str]]]]
 
 
 def text(result: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(soft_wrap=True)
+    from kueueplan.report.simulation import _console
+
+    console = _console()  # a terminal's real width; a log or pipe unbounded, so nothing is cut
     console.print(f"[bold]{escape(str(result['scenario']))}[/bold]: {result['runs']} runs, seed {result['seed']}")
     for title, (header, body) in rows(result).items():
         if not body:
@@ -83,6 +84,17 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def judged_rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Every judged candidate, with the expectation that came closest to failing (or failed)."""
+    rows = []
+    for j in result["judged"]:
+        worst = min(j["expectations"], key=lambda e: e["probability"] / e["required"], default=None)
+        rows.append([" / ".join(j["values"]), "ok" if j["ok"] else "fails",
+                     "-" if worst is None else f"{worst['expectation']}: {_share(worst['probability'])} "
+                                               f"of runs (needs {_share(worst['required'])})"])
+    return ["candidate", "", "tightest expectation"], rows
+
+
 def search_rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     fixed = [v["name"] for v in result["variables"][:-1]]
     header = fixed + [f"smallest {result['searched']}"]
@@ -97,18 +109,20 @@ def _search_notes(result: dict[str, Any]) -> list[str]:
 
 
 def search_text(result: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(soft_wrap=True)
-    header, body = search_rows(result)
-    table = Table(title=f"Quota search: {escape(str(result['scenario']))}", title_justify="left")
-    for h in header:
-        table.add_column(escape(h))
-    for r in body:
-        table.add_row(*(escape(c) for c in r))
-    console.print(table)
+    from kueueplan.report.simulation import _console
+
+    console = _console()
+    for title, (header, body) in ((f"Quota search: {result['scenario']}", search_rows(result)),
+                                  ("Judged candidates", judged_rows(result))):
+        table = Table(title=escape(title), title_justify="left")
+        for h in header:
+            table.add_column(escape(h))
+        for r in body:
+            table.add_row(*(escape(c) for c in r))
+        console.print(table)
     for note in _search_notes(result):
         console.print(escape(note))
 
@@ -119,6 +133,9 @@ def search_markdown(result: dict[str, Any]) -> str:
     header, body = search_rows(result)
     out = [f"### Quota search: {md_escape(str(result['scenario']))}", "",
            "| " + " | ".join(md_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in body]
+    header, body = judged_rows(result)
+    out += ["", "| " + " | ".join(md_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in body]
     out += [""] + [f"- {md_escape(n)}" for n in _search_notes(result)]
     return "\n".join(out)

@@ -41,15 +41,23 @@ def tables(sim: Any) -> dict[str, tuple[list[str], list[list[str]]]]:
                 held[fr] = held.get(fr, 0) + v
         for (flavor, resource), q in sorted(node.quotas.items()):
             total = held.get((flavor, resource), 0)
-            usage.append([name, flavor, resource, format_resource_value(resource, total),
-                          format_resource_value(resource, q.nominal),
-                          format_resource_value(resource, max(0, total - q.nominal))])
+            usage.append([name, flavor, resource, *(_amount(resource, v) for v in
+                                                    (total, q.nominal, max(0, total - q.nominal)))])
     return {
         "kubectl get clusterqueues": (["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"], cqs),
         "kubectl get localqueues -A": (["NAMESPACE", "NAME", "CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS"], lqs),
         "kubectl get workloads -A": (["NAMESPACE", "NAME", "QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"], wls),
         "flavorsUsage": (["CLUSTERQUEUE", "FLAVOR", "RESOURCE", "TOTAL", "NOMINAL", "BORROWED"], usage),
     }
+
+
+def _amount(resource: str, value: int) -> str:
+    """One unit per resource in a column: cores for cpu, Gi for memory, as kubectl users read them."""
+    if resource == "cpu":
+        return f"{value / 1000:g}"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return f"{value / 2**30:g}Gi"
+    return format_resource_value(resource, value)
 
 
 def text(sim: Any) -> str:
