@@ -25,15 +25,29 @@ BENCHMARKS = [
 ]
 
 
-def main() -> None:
+START, END = "<!-- perf:start -->", "<!-- perf:end -->"
+
+
+def tables() -> str:
     cpus = len(__import__("os").sched_getaffinity(0))
-    print(f"machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}\n")
+    out = [f"machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}", ""]
     for title, args in BENCHMARKS:
-        print(f"### {title}\n")
         done = subprocess.run([sys.executable, str(HERE / args[0]), *args[1:]], capture_output=True, text=True)
-        print(done.stdout.strip() or done.stderr.strip())
-        print()
+        out += [f"#### {title}", "", done.stdout.strip() or done.stderr.strip(), ""]
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> None:
+    """Print the tables; with --readme, also put them between the README's perf markers (never by hand)."""
+    text = tables()
+    print(text)
+    if "--readme" in argv:
+        readme = HERE.parent / "README.md"
+        body = readme.read_text(encoding="utf-8")
+        head, rest = body.split(START, 1)
+        _, tail = rest.split(END, 1)
+        readme.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv)
