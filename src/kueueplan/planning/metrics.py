@@ -123,13 +123,17 @@ def _levels(log: list[tuple[int, str, str, int]]) -> dict[str, list[tuple[int, i
     """Usage after each instant's changes, per flavor/resource."""
     out: dict[str, list[tuple[int, int]]] = {}
     for at, flavor, resource, delta in log:
-        points = out.setdefault(f"{flavor}/{resource}", [])
-        level = (points[-1][1] if points else 0) + delta
-        if points and points[-1][0] == at:
-            points[-1] = (at, level)
-        else:
-            points.append((at, level))
+        _step(out.setdefault(f"{flavor}/{resource}", []), at, delta)
     return out
+
+
+def _step(points: list[tuple[int, int]], at: int, delta: int) -> None:
+    """Add `delta` to a step function at `at`; changes at one instant make one point."""
+    level = (points[-1][1] if points else 0) + delta
+    if points and points[-1][0] == at:
+        points[-1] = (at, level)
+    else:
+        points.append((at, level))
 
 
 def _waiting(sim: Simulation) -> dict[str, list[tuple[int, int]]]:
@@ -141,19 +145,15 @@ def _waiting(sim: Simulation) -> dict[str, list[tuple[int, int]]]:
         if not cq:
             continue
         before = waiting.get(key, False)
-        if kind in ("Created", "Preempted", "Evicted"):
+        if kind == "Evicted" and e.get("reason") == "Deactivated":
+            waiting[key] = False  # deactivated: never requeued
+        elif kind in ("Created", "Preempted", "Evicted"):
             waiting[key] = True
-        elif kind in ("QuotaReserved", "Deleted", "Finished", "Deactivated"):
+        elif kind in ("QuotaReserved", "Deleted", "Finished"):
             waiting[key] = False
         delta = int(waiting.get(key, False)) - int(before)
         if delta:
-            at = round(e["at"] * 1000)
-            points = out.setdefault(cq, [])
-            level = (points[-1][1] if points else 0) + delta
-            if points and points[-1][0] == at:
-                points[-1] = (at, level)
-            else:
-                points.append((at, level))
+            _step(out.setdefault(cq, []), round(e["at"] * 1000), delta)
     return out
 
 
