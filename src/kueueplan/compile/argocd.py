@@ -74,6 +74,15 @@ _KUEUE_MANAGED = """\
 local function queued(o)
   return o.metadata ~= nil and o.metadata.labels ~= nil and o.metadata.labels["kueue.x-k8s.io/queue-name"] ~= nil
 end
+-- A suspended object: Healthy while Kueue holds it in its queue (never block a sync on it), else Suspended.
+local function held_status(o, held, kind)
+  if not held then return nil end
+  if queued(o) then
+    return {status = "Healthy", message = "Queued by Kueue in LocalQueue " ..
+      o.metadata.labels["kueue.x-k8s.io/queue-name"] .. " (suspended until admitted)"}
+  end
+  return {status = "Suspended", message = kind .. " is suspended"}
+end
 """
 
 _JOB_HEALTH = _KUEUE_MANAGED + """\
@@ -96,18 +105,8 @@ if complete ~= nil then
   hs.message = complete.message or "Job completed"
   return hs
 end
-local held = suspended or (obj.spec ~= nil and obj.spec.suspend == true)
-if held and queued(obj) then
-  hs.status = "Healthy"
-  hs.message = "Queued by Kueue in LocalQueue " .. obj.metadata.labels["kueue.x-k8s.io/queue-name"] ..
-    " (suspended until admitted)"
-  return hs
-end
-if held then
-  hs.status = "Suspended"
-  hs.message = "Job is suspended"
-  return hs
-end
+local held = held_status(obj, suspended or (obj.spec ~= nil and obj.spec.suspend == true), "Job")
+if held ~= nil then return held end
 if queued(obj) then
   hs.status = "Healthy"
   local active = 0
@@ -134,17 +133,8 @@ if deployment == "Complete" then
   hs.message = "RayJob complete: " .. (status.jobStatus or "")
   return hs
 end
-if obj.spec ~= nil and obj.spec.suspend == true and queued(obj) then
-  hs.status = "Healthy"
-  hs.message = "Queued by Kueue in LocalQueue " .. obj.metadata.labels["kueue.x-k8s.io/queue-name"] ..
-    " (suspended until admitted)"
-  return hs
-end
-if obj.spec ~= nil and obj.spec.suspend == true then
-  hs.status = "Suspended"
-  hs.message = "RayJob is suspended"
-  return hs
-end
+local held = held_status(obj, obj.spec ~= nil and obj.spec.suspend == true, "RayJob")
+if held ~= nil then return held end
 if queued(obj) then
   hs.status = "Healthy"
   hs.message = "Admitted by Kueue: " .. (deployment ~= "" and deployment or "starting")
@@ -172,17 +162,8 @@ if status.state == "failed" then
   hs.message = status.reason or "RayCluster failed"
   return hs
 end
-if obj.spec ~= nil and obj.spec.suspend == true and queued(obj) then
-  hs.status = "Healthy"
-  hs.message = "Queued by Kueue in LocalQueue " .. obj.metadata.labels["kueue.x-k8s.io/queue-name"] ..
-    " (suspended until admitted)"
-  return hs
-end
-if obj.spec ~= nil and obj.spec.suspend == true then
-  hs.status = "Suspended"
-  hs.message = "RayCluster is suspended"
-  return hs
-end
+local held = held_status(obj, obj.spec ~= nil and obj.spec.suspend == true, "RayCluster")
+if held ~= nil then return held end
 if status.state == "ready" then
   hs.status = "Healthy"
   hs.message = "RayCluster ready: " .. tostring(status.readyWorkerReplicas or 0) .. " ready worker(s)"
