@@ -420,23 +420,6 @@ def macro_depth(expression: str) -> int:
     return best
 
 
-def largest_collection(value: Any, limit: int = 200_000) -> int:
-    """The length of the longest list, map or string inside `value` (walks at most `limit` nodes)."""
-    best, todo, seen = 0, [value], 0
-    while todo and seen < limit:
-        v = todo.pop()
-        seen += 1
-        if isinstance(v, dict):
-            best = max(best, len(v))
-            todo.extend(v.values())
-        elif isinstance(v, list | tuple):
-            best = max(best, len(v))
-            todo.extend(v)
-        elif isinstance(v, str):
-            best = max(best, len(v) // 16)
-    return best if seen < limit else max(best, limit)
-
-
 def estimated_cost(expression: str, largest: int, longest_string: int = 0) -> float:
     """An upper bound in the spirit of the API server's cost model: each nested comprehension multiplies the
     expression's size by the longest collection it could range over; each concatenation may copy the longest
