@@ -102,3 +102,15 @@ def test_markdown_summary_escapes_names_from_the_pull_request() -> None:
     assert "<img" not in text and "[x](http" not in text and "@org" not in text  # no HTML, link or mention
     rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| team")]
     assert rows and all(line.count(" | ") == 6 for line in rows)  # 7 cells: the name broke no cell
+
+
+def test_until_reaches_every_run_of_plain_manifests(repo_dir: Path) -> None:
+    """--until with --runs bounds each run, for a fixed (plain manifests) source as for a sampled one."""
+    import dataclasses
+
+    from kueueplan.planning.executors import run_serial
+    from kueueplan.workflow.simulation import source_for_input
+
+    source = dataclasses.replace(source_for_input(str(repo_dir / "tests/corpus/ml-platform"), None), until=60_000)
+    assert source.sample(0, 0).until == 60_000
+    assert {m.end_ms for m in run_serial(source, 0, 2)} == {60_000}

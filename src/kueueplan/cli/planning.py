@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -28,15 +29,14 @@ def _progress(total_label: str) -> tuple[Any, Any]:
 
 def monte_carlo(source: Any, fmt: str, until: str | None, runs: int, seed: int, jobs: int | None,
                 ray: str | None, html_path: Path | None = None) -> None:
-    from kueueplan.cli.simulate import _set_until
     from kueueplan.planning.executors import PartialResults, execute
+    from kueueplan.simulate.scenario import parse_duration
     from kueueplan.planning.montecarlo import aggregate, failed
     from kueueplan.report import planning as report
 
-    scenario = source.sample(seed, 0)  # refuses unusable input once, here, with file and line
     if until is not None:
-        source = _with_until(source, until)
-        _set_until(scenario, until)
+        source = dataclasses.replace(source, until=parse_duration(until, "--until"))
+    scenario = source.sample(seed, 0)  # refuses unusable input once, here, with file and line
     update, stop = _progress("simulating runs")
     interrupted = False
     try:
@@ -92,12 +92,6 @@ def write_report(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
         raise KueueplanError(f"cannot write {path}: {err.strerror or err}") from None
     click.echo(f"wrote {path}", err=True)
-
-
-def _with_until(source: Any, until: str) -> Any:
-    spec = dict(source.data.get("spec") or {}, until=until)
-    return type(source)(dict(source.data, spec=spec), source.file, source.path, source.lines,
-                        dict(source.probabilities), source.origins, source.env)
 
 
 @main.group()

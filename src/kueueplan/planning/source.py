@@ -9,6 +9,7 @@ plain data (picklable), so executors ship it to other processes or Ray workers a
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -33,6 +34,7 @@ class ScenarioSource:
     env: str | None = None  # the spec environment it was compiled from
     _replayed: Any = field(default=None, repr=False, compare=False)
     _fixed: Any = field(default=None, repr=False, compare=False)  # a ready Scenario (plain manifests' load)
+    until: int | None = None  # ms: overrides the scenario's own horizon in every run (--until)
 
     @classmethod
     def load(cls, path: Path, env: str | None = None) -> "ScenarioSource":
@@ -58,7 +60,7 @@ class ScenarioSource:
 
     @classmethod
     def of(cls, data: Any, file: str, path: Path | None, lines: Any = None) -> "ScenarioSource":
-        source = cls(data if isinstance(data, dict) else data, file, path, lines)
+        source = cls(data, file, path, lines)
         source.probabilities = source._probabilities()
         return source
 
@@ -73,8 +75,12 @@ class ScenarioSource:
 
     def sample(self, seed: int = 0, run: int = 0) -> Scenario:
         """The plain scenario of run `run` under `seed` (run 0 of seed 0 is what a single `simulate` runs)."""
-        if self._fixed is not None:
-            return copy.deepcopy(self._fixed)
+        scenario = copy.deepcopy(self._fixed) if self._fixed is not None else self._read(seed, run)
+        if self.until is not None:
+            scenario.until = self.until
+        return scenario
+
+    def _read(self, seed: int, run: int) -> Scenario:
         rng = run_rng(seed, run)
         data = self.data
         spec = data.get("spec") if isinstance(data, Mapping) else None
@@ -141,12 +147,11 @@ class ScenarioSource:
         if self._fixed is not None:
             scenario = copy.deepcopy(self._fixed)
             found = _set_quota([m for m, _, _ in scenario.manifests], cluster_queue, flavor, resource, value)
-            copied = ScenarioSource.fixed(scenario)
+            copied = dataclasses.replace(self, _fixed=scenario)
         else:
             data = copy.deepcopy(self.data)
             found = _set_quota((data.get("spec") or {}).get("manifests") or [], cluster_queue, flavor, resource, value)
-            copied = ScenarioSource(data, self.file, self.path, self.lines, dict(self.probabilities), self.origins,
-                                    self.env)
+            copied = dataclasses.replace(self, data=data)
         if not found:
             raise KueueplanError(f"ClusterQueue {cluster_queue} has no quota for {resource} on flavor {flavor}",
                                  file=self.file, hint="name a ClusterQueue, flavor and resource of the scenario")
