@@ -114,3 +114,14 @@ def test_until_reaches_every_run_of_plain_manifests(repo_dir: Path) -> None:
     source = dataclasses.replace(source_for_input(str(repo_dir / "tests/corpus/ml-platform"), None), until=60_000)
     assert source.sample(0, 0).until == 60_000
     assert {m.end_ms for m in run_serial(source, 0, 2)} == {60_000}
+
+
+def test_text_reports_keep_hostile_names_on_one_line(tmp_path: Path) -> None:
+    """A name with a newline must not start a log line (`::error::` would be a GitHub workflow command)."""
+    data = scenario(gpus=4)
+    data["metadata"]["name"] = "evil\n::error::pwned"
+    path = write(tmp_path, data)
+    for args in (["simulate", str(path), "--runs", "3"],
+                 ["plan", "quota", str(path), "--vary", "cq/gpu/nvidia.com/gpu=2..4", "--runs", "2"]):
+        out = CliRunner().invoke(main, args).stdout
+        assert "pwned" in out and not any(line.startswith("::") for line in out.splitlines()), out

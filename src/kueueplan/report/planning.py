@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kueueplan.report.escape import one_line
 from kueueplan.report.simulation import _fmt_s
 
 
@@ -59,7 +60,7 @@ def text(result: dict[str, Any]) -> None:
     from kueueplan.report.simulation import _console
 
     console = _console()  # a terminal's real width; a log or pipe unbounded, so nothing is cut
-    console.print(f"[bold]{escape(str(result['scenario']))}[/bold]: {result['runs']} runs, seed {result['seed']}")
+    console.print(f"[bold]{escape(one_line(result['scenario']))}[/bold]: {result['runs']} runs, seed {result['seed']}")
     for title, (header, body) in rows(result).items():
         if not body:
             continue
@@ -67,7 +68,7 @@ def text(result: dict[str, Any]) -> None:
         for h in header:
             table.add_column(h, overflow="fold")
         for r in body:
-            table.add_row(*(escape(c) for c in r))
+            table.add_row(*(escape(one_line(c)) for c in r))
         console.print(table)
 
 
@@ -117,14 +118,14 @@ def search_text(result: dict[str, Any]) -> None:
     console = _console()
     for title, (header, body) in ((f"Quota search: {result['scenario']}", search_rows(result)),
                                   ("Judged candidates", judged_rows(result))):
-        table = Table(title=escape(title), title_justify="left")
+        table = Table(title=escape(one_line(title)), title_justify="left")
         for h in header:
-            table.add_column(escape(h))
+            table.add_column(escape(one_line(h)))
         for r in body:
-            table.add_row(*(escape(c) for c in r))
+            table.add_row(*(escape(one_line(c)) for c in r))
         console.print(table)
     for note in _search_notes(result):
-        console.print(escape(note))
+        console.print(escape(one_line(note)))
 
 
 def search_markdown(result: dict[str, Any]) -> str:
