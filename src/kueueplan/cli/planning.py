@@ -67,7 +67,7 @@ def monte_carlo(source: Any, fmt: str, until: str | None, runs: int, seed: int, 
         sys.exit(130)
     misses = failed(result)
     for e in misses:
-        click.echo(f"expectation failed: {e['expectation']} held in {e['held']} of {result['runs']} runs "
+        click.echo(f"expectation failed: {one_line(e['expectation'])} held in {e['held']} of {result['runs']} runs "
                    f"({e['probability']:.1%}), needs {e['required']:.0%}", err=True)
     if misses:
         sys.exit(1)
