@@ -33,6 +33,14 @@ def test_multi_document_round_trip(objects: list) -> None:
     assert [d for d in loaded if d is not None] == objects
 
 
+def test_yaml_line_breaks_beyond_newline_are_escaped() -> None:
+    # YAML 1.1 reads NEL, U+2028 and U+2029 as line breaks: unescaped in a key or value they broke the document
+    # (found by hypothesis: a key '\u2028').
+    for ch in ("\x85", "\u2028", "\u2029"):
+        objects = [{"a": {ch: ch + "x", "k": f"a{ch}b"}}]
+        assert list(yaml.safe_load_all(dump_manifests(objects))) == objects, repr(ch)
+
+
 def test_other_loaders_never_see_a_number_boolean_or_null() -> None:
     for text in ("1e3", "0o17", "y", "N", "on", "Off", "~", "NULL", ".5", "+1", "1_000", "123", "0.5", "True"):
         assert scalar_text(text).startswith('"'), text

@@ -26,8 +26,9 @@ _OTHER_LOADERS = re.compile(
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|~|null|Null|NULL|true|True|TRUE|false|False|FALSE"
     r"|y|Y|n|N|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$")
 _STR_TAG = "tag:yaml.org,2002:str"
-# What PyYAML's reader accepts unescaped (printable), minus NEL which some loaders treat as a line break.
-_PRINTABLE = re.compile("[\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What PyYAML's reader accepts unescaped (printable), minus the characters YAML 1.1 reads as line breaks
+# (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR): unescaped, they would split a quoted scalar or a key.
+_PRINTABLE = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
 
 
