@@ -145,5 +145,12 @@ def test_bad_load_files_are_located_errors(tmp_path: Path) -> None:
     assert wrong.exit_code == 2 and "queues.yaml" in wrong.output and "neither Workload objects" in wrong.output
     both = CliRunner().invoke(main, ["diff", str(base), str(head), "--load", str(HISTORY), "--no-simulate"])
     assert both.exit_code == 2 and "--no-simulate" in both.output
-    for out in (missing, wrong, both):
+    # A name the API server would never have exported reaches no report (a newline could start a CI command).
+    hostile = tmp_path / "hostile.yaml"
+    hostile.write_text(HISTORY.read_text(encoding="utf-8").replace("name: job-a-distill-48e6b",
+                                                                   'name: "x\\n::error::pwned"'), encoding="utf-8")
+    evil = CliRunner().invoke(main, ["diff", str(base), str(head), "--load", str(hostile)])
+    assert evil.exit_code == 2 and "hostile.yaml" in evil.output and "not a valid Kubernetes name" in evil.output
+    assert "\n::error::" not in evil.output
+    for out in (missing, wrong, both, evil):
         assert "Traceback" not in out.output
