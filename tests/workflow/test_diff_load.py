@@ -97,7 +97,8 @@ def test_text_and_markdown_name_the_team_and_the_delay(tmp_path: Path) -> None:
     base, head = _sides(tmp_path)
     text = CliRunner().invoke(main, ["diff", str(base), str(head), "--load", str(HISTORY)])
     assert text.exit_code == 1
-    assert "team team-a (team-a): workloads 4; admitted 4 → 3; p95 wait 40m → 1h10m; mean wait 15m → 40m" in text.output
+    assert ("team team-a (team-a): workloads 4; admitted 4 → 3; p95 wait 40m → 1h10m; mean wait 15m → 40m"
+            in text.output)
     assert "never admitted on HEAD 1" in text.output
     md = CliRunner().invoke(main, ["diff", str(base), str(head), "--load", str(HISTORY), "-o", "markdown"])
     assert "1 replayed workload(s) can no longer run" in md.output

@@ -171,8 +171,9 @@ def text(report: DiffReport) -> str:
         out += [f"  ✗ expectation broken: {t}" for t in env.broken_expectations]
         for t in env.teams:
             cells = dict(zip(TEAM_HEADER, team_cells(t)))
-            out.append(one_line(f"  team {t.team} ({', '.join(t.cluster_queues)}): " + "; ".join(
-                f"{k.lower().replace('head', 'HEAD')} {v}" for k, v in cells.items() if v != "-" and not (k.startswith("Never") and v == "0"))))
+            shown = [f"{k.lower().replace('head', 'HEAD')} {v}" for k, v in cells.items()
+                     if v != "-" and not (k.startswith("Never") and v == "0")]
+            out.append(one_line(f"  team {t.team} ({', '.join(t.cluster_queues)}): " + "; ".join(shown)))
         out += applyplan.text_lines(env.apply)
         for change in env.quotas:
             team = f" (team {change.team})" if change.team else ""

@@ -154,13 +154,13 @@ RECREATE_EFFECT = {
                   "again once it exists (pkg/cache/queue/manager.go addLocalQueueLocked)",
     "Job": "its pods are deleted: running work restarts and queues again",
 }
-_IN_USE_EFFECT = ("Kueue's in-use finalizer keeps it Terminating while ClusterQueues use it: the delete, and the "
-                  "sync with it, waits")
+_IN_USE_EFFECT = ("Kueue's in-use finalizer keeps it Terminating while it is used: the delete, and the sync with "
+                  "it, waits")
 REPLACE_ADVICE = {
-    "LocalQueue": "for this one sync annotate it `argocd.argoproj.io/sync-options: Force=true,Replace=true` "
-                  "(Argo CD replaces it on every sync while that stays); with Flux, `build` writes "
-                  "`kustomize.toolkit.fluxcd.io/force: enabled` on LocalQueues (Environment `flux:` or `build "
-                  "--flux`), which recreates it only when an immutable field changes",
+    "LocalQueue": f"for this one sync annotate it `{ARGO_SYNC_OPTIONS}: Force=true,Replace=true` (Argo CD "
+                  f"replaces it on every sync while that stays); with Flux, `build` writes `{FLUX_FORCE}: enabled` "
+                  "on LocalQueues (Environment `flux:` or `build --flux`), which recreates it only when an "
+                  "immutable field changes",
     "Job": "submit it under a new name (a forced recreate deletes the running job's pods)",
 }
 _NEW_NAME_ADVICE = ("create it under a new name, point its users to it and delete the old one in a later change "
