@@ -155,3 +155,38 @@ def test_bad_load_files_are_located_errors(tmp_path: Path) -> None:
     assert "\n::error::" not in evil.output
     for out in (missing, wrong, both, evil):
         assert "Traceback" not in out.output
+
+
+def test_a_stochastic_load_is_drawn_once_for_both_sides(tmp_path: Path) -> None:
+    """A Scenario with Poisson arrivals as --load: one draw (seed 0) replayed on both sides, so an unchanged
+    platform shows no change at all, and a GPU cut shows the drawn jobs waiting longer on team-a only."""
+    load = tmp_path / "adhoc.yaml"
+    load.write_text("""apiVersion: kueueplan.io/v1alpha1
+kind: Scenario
+metadata: {name: adhoc}
+spec:
+  workloads:
+  - arrivals: {poisson: 6/h}
+    for: 4h
+    runFor: {median: 30m, p95: 2h}
+    manifest:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: adhoc, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: training}}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: ghcr.io/example/trainer:1.4, resources: {requests: {nvidia.com/gpu: "2"}}}]
+""", encoding="utf-8")
+    base, head = _sides(tmp_path)
+    code, same = _diff(str(base), str(base), "--load", str(load))
+    [env] = same["environments"]
+    drawn = env["teams"][0]["workloads"]
+    assert code == 0 and env["workloads"] == [] and drawn > 10  # ~24 over 4h
+    assert same["load"] == f"{drawn} workload(s) from {load}"
+    code, cut = _diff(str(base), str(head), "--load", str(load))
+    [team_a] = cut["environments"][0]["teams"]
+    assert team_a["team"] == "team-a" and team_a["workloads"] == drawn
+    assert team_a["meanWaitSeconds"]["after"] > team_a["meanWaitSeconds"]["before"]
+    assert _diff(str(base), str(head), "--load", str(load)) == (code, cut)  # the same draw every time
