@@ -51,9 +51,11 @@ def diff(paths: tuple[Path, ...], base_ref: str | None, env: str | None, fmt: st
         raise KueueplanError("with --base, give exactly one PATH (compared with itself at GIT_REF)")
     if loads and no_simulate:
         raise KueueplanError("--load replays a load in the simulation: it cannot go with --no-simulate")
+    load = None
     if loads:
         from kueueplan.planning.replay import read_load
-    load = read_load(list(loads)) if loads else None
+
+        load = read_load(list(loads))  # read once: both sides replay the very same arrivals
     with tempfile.TemporaryDirectory(prefix="kueueplan-base-") as tmp:
         base_path = export_at(base_ref, paths[0], Path(tmp)) if base_ref else paths[0]
         head_path = paths[-1]

@@ -123,7 +123,8 @@ def load_simulator(load: Any) -> Any:
     def simulate_with_load(side: Side, env: str) -> SimRun:
         if side.is_spec:
             return judged(replayed(ScenarioSource.load(Path(side.path), env), load))
-        objects = [dict(getattr(d, "data", d)) for d in side.envs[env] if not is_scenario(getattr(d, "data", d))]
+        datas = [getattr(d, "data", d) for d in side.envs[env]]
+        objects = [dict(data) for data in datas if isinstance(data, dict) and not is_scenario(data)]
         return judged(manifests_replayed(objects, f"{side.path}", load))
 
     return simulate_with_load
