@@ -156,3 +156,44 @@ def test_two_environments_syncing_the_same_objects_to_one_cluster_are_refused(tm
     result = _cli("build", "environments", "-o", "gen", cwd=tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "both sync to Argo CD destination prod-cluster" in result.stderr and "ClusterQueue" in result.stderr
+
+
+FORCE = "kustomize.toolkit.fluxcd.io/force"
+
+
+def _objects(folder: Path) -> list[dict[str, Any]]:
+    return [d for f in sorted(folder.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text(encoding="utf-8"))
+            if isinstance(d, dict) and d.get("metadata")]
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_flux_may_recreate_local_queues_and_nothing_else(built: Path, env: str) -> None:
+    """Flux recreates a force-annotated object only when its apply fails as immutable (fluxcd/pkg
+    ssa/manager_apply.go): LocalQueues (spec.clusterQueue is immutable; no finalizer, no work of their own) carry
+    the annotation; queues and flavors with Kueue's in-use finalizer, and every workload, never do."""
+    objects = _objects(built / "gen" / env)
+    forced = sorted((o["kind"], o["metadata"]["name"]) for o in objects
+                    if (o["metadata"].get("annotations") or {}).get(FORCE) == "enabled")
+    local_queues = sorted((o["kind"], o["metadata"]["name"]) for o in objects if o["kind"] == "LocalQueue")
+    assert local_queues and forced == local_queues
+    workloads = [o for o in objects if o["kind"] in ("Job", "RayJob", "RayCluster", "Pod", "JobSet", "PyTorchJob")]
+    assert workloads and not any(FORCE in json.dumps(w) for w in workloads)
+    # The Kustomization itself never forces everything (spec.force would recreate running Jobs too).
+    assert "force" not in _load(built / "gen" / env / "flux-kustomization.yaml")["spec"]
+
+
+def test_flux_force_follows_the_environment_and_builds_identically(tmp_path: Path) -> None:
+    from kueueplan.emit.build import render
+
+    spec = tmp_path / "environments"
+    shutil.copytree(REPO / "environments", spec)
+    plain = render(spec, tmp_path / "gen").files  # the demo has no `flux:` settings and no --flux
+    assert not any(FORCE in text for text in plain.values())
+    dev = spec / "env-dev.yaml"
+    dev.write_text(dev.read_text() + "  flux:\n    sourceRef: {kind: GitRepository, name: platform}\n",
+                   encoding="utf-8")
+    first, second = render(spec, tmp_path / "gen").files, render(spec, tmp_path / "gen").files
+    assert first == second
+    assert FORCE in first["dev/localqueues.yaml"] and "dev/flux-kustomization.yaml" in first
+    assert not any(FORCE in text for name, text in first.items() if name.startswith("prod/"))
+    assert first["prod/localqueues.yaml"] == plain["prod/localqueues.yaml"]

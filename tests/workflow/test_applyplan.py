@@ -125,6 +125,55 @@ def test_moving_a_local_queue_in_rendered_manifests_is_an_immutable_change(tmp_p
     assert report.exit_code == 1
 
 
+def test_a_flux_environment_recreates_a_moved_local_queue(tmp_path: Path) -> None:
+    """With `flux:` settings the build marks LocalQueues for Flux's force-recreate, so moving one to another
+    ClusterQueue is a recreate, not a stuck sync: the plan says so, and still asks a human (KP702)."""
+    base, head = _copy(tmp_path, "base"), _copy(tmp_path, "head")
+    for spec in (base, head):
+        dev = spec / "env-dev.yaml"
+        dev.write_text(dev.read_text() + "  flux:\n    sourceRef: {kind: GitRepository, name: platform}\n")
+    _edit(head / "teams.yaml", "  namespaces: [team-b]\n", "  namespaces: [team-b]\n  clusterQueue: team-b-v2\n")
+    report = diff_sides(load_side(base, "dev"), load_side(head, "dev"), None)
+    [moved] = [s for e in report.envs for s in e.apply if s.rule == "KP702"]
+    assert moved.key == ("LocalQueue", "team-b", "pipelines")
+    assert moved.message.startswith("spec.clusterQueue is immutable: Flux will recreate it "
+                                    "(its kustomize.toolkit.fluxcd.io/force annotation); its admitted workloads")
+    assert moved.blocking and report.exit_code == 1
+    # Without Flux (the demo's dev is synced by Argo CD only) the same change is rejected at apply.
+    plain_base, plain_head = _copy(tmp_path, "plain-base"), _copy(tmp_path, "plain-head")
+    _edit(plain_head / "teams.yaml", "  namespaces: [team-b]\n", "  namespaces: [team-b]\n  clusterQueue: team-b-v2\n")
+    [rejected] = [s for e in diff_sides(load_side(plain_base, "dev"), load_side(plain_head, "dev"), None).envs
+                  for s in e.apply if s.rule == "KP702"]
+    assert "the apply is rejected" in rejected.message and "Force=true,Replace=true" in rejected.advice
+
+
+def test_a_force_replaced_job_is_recreated_and_loses_its_pods(tmp_path: Path) -> None:
+    """Argo CD's Force=true,Replace=true on a Job whose immutable selector changes: recreated, pods deleted."""
+    job = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: etl
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: default}
+  annotations: {argocd.argoproj.io/sync-options: "Force=true,Replace=true"}
+spec:
+  completionMode: NonIndexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, resources: {requests: {cpu: "1"}}}]
+"""
+    base, head = tmp_path / "base", tmp_path / "head"
+    for folder, mode in ((base, "NonIndexed"), (head, "Indexed")):
+        folder.mkdir()
+        (folder / "job.yaml").write_text(job.replace("NonIndexed", mode))
+    [step] = [s for e in diff_sides(load_side(base), load_side(head), None).envs for s in e.apply
+              if s.rule == "KP702"]
+    assert step.key == ("Job", "team-a", "etl")
+    assert "spec.completionMode is immutable: Argo CD will recreate it" in step.message
+    assert "its pods are deleted" in step.message
+
+
 def test_unchanged_platform_plans_nothing() -> None:
     docs = list(load_side(REPO / "environments", "prod").envs["prod"])
     assert plan_env("prod", docs, docs) == []

@@ -178,7 +178,8 @@ def test_workload_deltas_classify_changes() -> None:
     assert deltas["ns/a"].change == "inadmissible" and deltas["ns/a"].blocking
     assert deltas["ns/b"].change == "never admitted" and deltas["ns/b"].blocking
     assert deltas["ns/c"].change == "waits longer" and not deltas["ns/c"].blocking
-    assert deltas["ns/c"].after == "p95 wait 10m"
+    # one copy: by how much
+    assert (deltas["ns/c"].before, deltas["ns/c"].after) == ("waited 10s", "waits 10m (+9m50s)")
     assert deltas["ns/d"].change == "preempted" and deltas["ns/d"].after == "preempted 1x"
     # Already inadmissible before: not news, not blocking.
     assert workload_deltas(after, after) == []

@@ -15,7 +15,7 @@ from typing import Any
 
 from kueueplan.compile.configuration import manager_config_map
 from kueueplan.compile.context import EnvContext
-from kueueplan.compile.gitops import argocd_application, flux_kustomization, protect_namespace
+from kueueplan.compile.gitops import argocd_application, flux_force, flux_kustomization, protect_namespace
 from kueueplan.compile.kueue import (
     admission_checks,
     check_priorities,
@@ -38,7 +38,8 @@ __all__ = ["compile_environment", "compile_platform", "scenario_for", "EnvContex
            "flux_kustomization", "environment_names"]
 
 
-def compile_context(ctx: EnvContext) -> list[Manifest]:
+def compile_context(ctx: EnvContext, flux: bool = False) -> list[Manifest]:
+    """`flux`: Flux applies it (`build --flux`; an Environment with `flux:` settings always is)."""
     check_priorities(ctx)
     plans = team_plans(ctx)
     manifests: list[Manifest] = []
@@ -49,7 +50,8 @@ def compile_context(ctx: EnvContext) -> list[Manifest]:
     manifests += admission_checks(ctx)
     manifests += cohorts(ctx)
     manifests += cluster_queues(ctx, plans)
-    manifests += local_queues(ctx, plans)
+    queues = local_queues(ctx, plans)
+    manifests += [flux_force(q) for q in queues] if flux or ctx.env.model.spec.flux is not None else queues
     workloads = [workload_manifest(plan) for plan in workload_plans(ctx, plans)]
     manifests += sorted(workloads, key=lambda m: WORKLOAD_ORDER.index(m["kind"]))  # stable: spec order per kind
     return manifests

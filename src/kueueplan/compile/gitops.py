@@ -12,7 +12,8 @@ Argo CD (argo-cd 3.x):
   the whole live list, dropping Git's change;
 - `syncPolicy.retry` (with `refresh`, so a fix pushed meanwhile is what the retry applies).
 Flux (kustomize-controller >= 1.9): `spec.ignore` JSON pointers for the same fields, `healthChecks` +
-`healthCheckExprs` on the queues instead of `wait: true` (which waits on every job Kueue holds).
+`healthCheckExprs` on the queues instead of `wait: true` (which waits on every job Kueue holds), and
+`kustomize.toolkit.fluxcd.io/force: enabled` on LocalQueues only (`flux_force`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,27 @@ def protect_namespace(manifest: dict[str, Any]) -> dict[str, Any]:
     for key, value in NAMESPACE_ANNOTATIONS.items():
         annotations.setdefault(key, value)
     meta["annotations"] = dict(sorted(annotations.items()))
+    return manifest
+
+
+# Flux deletes and recreates an object carrying this annotation only when the server-side apply dry-run fails
+# as immutable (fluxcd/pkg ssa/manager_apply.go `shouldForceApply`; kustomize-controller sets the ForceSelector
+# for every object, internal/controller/kustomization_controller.go), so a standing annotation acts exactly
+# where an immutable field changes. Only LocalQueue: its `spec.clusterQueue` is immutable (Kueue's CRD,
+# `self == oldSelf`), it has no finalizer, holds no work (workloads point to it by name; Kueue re-queues the
+# pending ones when it is created again, pkg/cache/queue/manager.go `addLocalQueueLocked`) and admitted ones
+# keep their ClusterQueue's admission. Never on ClusterQueue, ResourceFlavor, AdmissionCheck or Topology
+# (Kueue's `kueue.x-k8s.io/resource-in-use` finalizer keeps them Terminating while used: Flux would wait for a
+# deletion that never completes) nor on workloads (a recreate kills running work): KP702 gates those.
+FLUX_FORCE_KINDS = ("LocalQueue",)
+
+
+def flux_force(manifest: dict[str, Any]) -> dict[str, Any]:
+    """An object Flux may recreate when an immutable field changes (idempotent; other kinds unchanged)."""
+    if manifest.get("kind") not in FLUX_FORCE_KINDS:
+        return manifest
+    meta = manifest.setdefault("metadata", {})
+    meta["annotations"] = dict(sorted({**(meta.get("annotations") or {}), FLUX_FORCE: "enabled"}.items()))
     return manifest
 
 

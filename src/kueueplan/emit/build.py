@@ -34,7 +34,7 @@ def render(spec_dir: str | Path, out_dir: str | Path = "gen", envs: list[str] | 
     destinations: dict[str, tuple[EnvContext, set[tuple[str, str, str]]]] = {}
     for name in names:
         ctx = EnvContext.of(platform, name)
-        manifests = compile_context(ctx)
+        manifests = compile_context(ctx, flux=flux)
         repo_path = _repo_path(Path(spec_dir), Path(out_dir), name)
         extras = {}
         app = argocd_application(ctx, repo_path, requested=argocd, manifests=manifests)

@@ -17,7 +17,9 @@ from typing import Any, Mapping
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
+from kueueplan.kube.names import is_dns_label, is_dns_subdomain
 from kueueplan.kube.objects import list_items
+from kueueplan.report.escape import one_line
 
 _KEEP_SPEC = ("podSets", "queueName", "priority", "priorityClassName", "priorityClassSource", "priorityClassRef",
               "active", "maximumExecutionTimeSeconds")
@@ -60,6 +62,12 @@ def _recorded(wl: Mapping[str, Any], file: str, line: int) -> Recorded:
     if not name or not meta.get("creationTimestamp"):
         raise KueueplanError("a Workload in a history file needs metadata.name and metadata.creationTimestamp",
                              file=file, line=line, hint="export with kubectl get workloads.kueue.x-k8s.io -A -o yaml")
+    # The API server only ever exported valid names; anything else is hand-made, and a name reaches reports
+    # and CI logs (a newline there could start a workflow command).
+    if not is_dns_subdomain(name) or not is_dns_label(ns):
+        raise KueueplanError(f"Workload {one_line(ns)}/{one_line(name)} is not a valid Kubernetes name", file=file,
+                             line=line, hint="a history is what kubectl exported: names are DNS subdomains, "
+                                             "namespaces DNS labels")
     conditions = {c.get("type"): c for c in (wl.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)}
     admitted = None
     for kind in ("PodsReady", "Admitted"):

@@ -35,6 +35,7 @@ class ScenarioSource:
     _replayed: Any = field(default=None, repr=False, compare=False)
     _fixed: Any = field(default=None, repr=False, compare=False)  # a ready Scenario (plain manifests' load)
     until: int | None = None  # ms: overrides the scenario's own horizon in every run (--until)
+    load_warnings: list[str] = field(default_factory=list)  # about a load given from outside (diff --load)
 
     @classmethod
     def load(cls, path: Path, env: str | None = None) -> "ScenarioSource":
@@ -90,20 +91,9 @@ class ScenarioSource:
             spec = dict(spec)
             spec.pop("runs", None)  # a spec environment's Monte-Carlo settings (see `monte_carlo_settings`)
             spec.pop("seed", None)
-            entries = spec.get("workloads") if isinstance(spec.get("workloads"), list) else []
-            try:
-                plain, origins = expand_entries(entries, rng, ("spec", "workloads"))
-            except LoadError as e:
-                raise KueueplanError(e.message, file=self.file, line=self._line(e.where), hint=e.hint) from None
-            history, warnings = self._history(spec.pop("historyFiles", None))
-            plain[:0] = history
-            origins[:0] = [("spec", "historyFiles")] * len(history)
-            for i, name in enumerate(spec.pop("workloadProfiles", None) or []):
-                profile = read_profile(self._resolve(name, ("spec", "workloadProfiles", i)))
-                extra = profile_entries(profile, rng, name)
-                plain += extra
-                origins += [("spec", "workloadProfiles", i)] * len(extra)
-            if entries or plain:
+            given = isinstance(spec.get("workloads"), list) and bool(spec["workloads"])
+            plain, origins, warnings = self._expand(spec, rng)
+            if given or plain:
                 spec["workloads"] = plain
             if isinstance(spec.get("expectations"), list):
                 spec["expectations"] = [{k: v for k, v in e.items() if k != "probability"} if isinstance(e, Mapping)
@@ -111,7 +101,7 @@ class ScenarioSource:
             data = dict(data, spec=spec)
         doc = _MappedDocument(data, self.file, self.lines, origins)
         scenario = scenario_from_document(doc, self.path)
-        scenario.warnings[:0] = warnings
+        scenario.warnings[:0] = self.load_warnings + warnings
         if self.env is not None and "configuration" in spec:
             # named after the Environment, not a path: reports must not depend on where the spec folder is
             major, minor = scenario.kueue_version
@@ -122,6 +112,31 @@ class ScenarioSource:
             for i, exp in enumerate(scenario.expectations):
                 exp.file, exp.line = origins[i] if origins else (exp.file, None)
         return scenario
+
+    def _expand(self, spec: dict[str, Any], rng: Any) -> tuple[list[dict[str, Any]], list[Where], list[str]]:
+        """The plain arrivals of `spec`'s load (`workloads`, `historyFiles`, `workloadProfiles`; the last two are
+        popped from `spec`), where each came from, and the history's warnings."""
+        entries = spec.get("workloads") if isinstance(spec.get("workloads"), list) else []
+        try:
+            plain, origins = expand_entries(entries, rng, ("spec", "workloads"))
+        except LoadError as e:
+            raise KueueplanError(e.message, file=self.file, line=self._line(e.where), hint=e.hint) from None
+        history, warnings = self._history(spec.pop("historyFiles", None))
+        plain[:0] = history
+        origins[:0] = [("spec", "historyFiles")] * len(history)
+        for i, name in enumerate(spec.pop("workloadProfiles", None) or []):
+            profile = read_profile(self._resolve(name, ("spec", "workloadProfiles", i)))
+            extra = profile_entries(profile, rng, name)
+            plain += extra
+            origins += [("spec", "workloadProfiles", i)] * len(extra)
+        return plain, origins, list(warnings)
+
+    def load_entries(self, seed: int = 0, run: int = 0) -> tuple[list[dict[str, Any]], list[str]]:
+        """Run `run`'s plain arrivals under `seed` and the history's warnings: this scenario's load, to replay
+        under other queues (planning.replay)."""
+        spec = dict(self.data.get("spec") or {}) if isinstance(self.data, Mapping) else {}
+        plain, _, warnings = self._expand(spec, run_rng(seed, run))
+        return plain, warnings
 
     def monte_carlo_settings(self) -> tuple[int, int]:
         """(runs, seed) that a spec environment declares for `check` and `diff` (default: one run, seed 0)."""

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from kueueplan.report import applyplan
-from kueueplan.report.escape import md_code, md_text
+from kueueplan.report.escape import md_code, md_text, one_line
 from kueueplan.report.graph import mermaid
-from kueueplan.workflow.diff import DiffReport, EnvDiff, WorkloadDelta
+from kueueplan.workflow.diff import DiffReport, EnvDiff, TeamDelta, WorkloadDelta, seconds_text
 from kueueplan.workflow.graph import build_topology, focus
 from kueueplan.workflow.manifests import key_text
 from kueueplan.workflow.prcomment import MARKER
@@ -45,7 +45,8 @@ def _summary(report: DiffReport) -> str:
         broken = sum(env.broken_count or len(env.broken_expectations) for env in report.envs)
         parts = []
         if workloads:
-            parts.append(f"{len(workloads)} declared workload(s) can no longer run: {', '.join(workloads)}")
+            whose = "replayed" if report.load else "declared"
+            parts.append(f"{len(workloads)} {whose} workload(s) can no longer run: {', '.join(workloads)}")
         if broken:
             parts.append(f"{broken} expectation(s) break")
         if steps:
@@ -84,6 +85,23 @@ def _quota_rows(env: EnvDiff) -> list[list[Any]]:
     return rows
 
 
+def _pair(values: tuple, fmt: Any = str) -> str:
+    before, after = (fmt(v) if v is not None else "-" for v in values)
+    return before if before == after else f"{before} → {after}"
+
+
+def team_cells(t: TeamDelta) -> list[str]:
+    """Workloads, admitted, p95 wait, mean wait, preempted, never admitted, most delayed (plain strings)."""
+    worst = f"{t.most_delayed[0]} +{seconds_text(t.most_delayed[1])}" if t.most_delayed else "-"
+    return [str(t.workloads), _pair(t.admitted), _pair(t.p95_wait, seconds_text),
+            _pair(tuple(round(v) if v is not None else None for v in t.mean_wait), seconds_text),
+            _pair(t.preempted), str(t.never_admitted), worst]
+
+
+TEAM_HEADER = ["Workloads", "Admitted", "p95 wait", "Mean wait", "Preempted", "Never admitted on HEAD",
+               "Most delayed"]
+
+
 def _env_markdown(env: EnvDiff) -> list[str]:
     title = f"### Environment {md_code(env.env)}" + ("" if env.status == "changed" else f" ({md_text(env.status)})")
     out = [title, ""]
@@ -102,6 +120,11 @@ def _env_markdown(env: EnvDiff) -> list[str]:
             out.append("")
     elif env.simulated:
         out += ["Simulation: no workload changes its outcome.", ""]
+    if env.teams:
+        out += ["#### Per team (the same load on both sides)", ""]
+        out += _table(["Team", "ClusterQueues", *TEAM_HEADER],
+                      [[_cell(t.team), ", ".join(_code(q) for q in t.cluster_queues),
+                        *(_cell(c) for c in team_cells(t))] for t in env.teams])
     out += applyplan.markdown_lines(env.apply, _table)
     if env.quotas:
         out += ["#### Quota changes", ""]
@@ -125,6 +148,8 @@ def _env_markdown(env: EnvDiff) -> list[str]:
 
 def markdown(report: DiffReport) -> str:
     out = [COMMENT_MARKER, "## kueueplan diff", "", _summary(report), ""]
+    if report.load:
+        out += [f"Load replayed on both sides: {md_text(report.load)}.", ""]
     for env in report.envs:
         out += _env_markdown(env)
     return "\n".join(out).rstrip() + "\n"
@@ -132,6 +157,8 @@ def markdown(report: DiffReport) -> str:
 
 def text(report: DiffReport) -> str:
     out = [f"kueueplan diff {report.base} → {report.head}"]
+    if report.load:
+        out.append(one_line(f"load replayed on both sides: {report.load}"))
     for env in report.envs:
         out.append(f"\n[{env.env}]" + ("" if env.status == "changed" else f" ({env.status})"))
         if env.empty:
@@ -142,6 +169,11 @@ def text(report: DiffReport) -> str:
             out.append(f"  {mark} {w.workload} ({w.cluster_queue}): {w.change}: {w.before} → {w.after}"
                        + (f" [{cause}]" if cause else "") + (f" — {w.message}" if w.message else ""))
         out += [f"  ✗ expectation broken: {t}" for t in env.broken_expectations]
+        for t in env.teams:
+            cells = dict(zip(TEAM_HEADER, team_cells(t)))
+            shown = [f"{k.lower().replace('head', 'HEAD')} {v}" for k, v in cells.items()
+                     if v != "-" and not (k.startswith("Never") and v == "0")]
+            out.append(one_line(f"  team {t.team} ({', '.join(t.cluster_queues)}): " + "; ".join(shown)))
         out += applyplan.text_lines(env.apply)
         for change in env.quotas:
             team = f" (team {change.team})" if change.team else ""
@@ -162,6 +194,14 @@ def as_json(report: DiffReport) -> str:
                 "resource": c.key.resource,
                 "changes": [{"limit": f, "before": b, "after": a} for f, b, a in c.fields]}
 
+    def team(t: TeamDelta) -> dict[str, Any]:
+        pair = lambda v: {"before": v[0], "after": v[1]}  # noqa: E731
+        return {"team": t.team, "clusterQueues": list(t.cluster_queues), "workloads": t.workloads,
+                "admitted": pair(t.admitted), "preempted": pair(t.preempted), "p95WaitSeconds": pair(t.p95_wait),
+                "meanWaitSeconds": pair(t.mean_wait), "neverAdmitted": t.never_admitted,
+                "mostDelayed": {"workload": t.most_delayed[0], "seconds": t.most_delayed[1]}
+                if t.most_delayed else None}
+
     data = {
         "base": report.base, "head": report.head, "blocking": report.blocking,
         "environments": [{
@@ -174,6 +214,8 @@ def as_json(report: DiffReport) -> str:
                           for w in env.workloads],
             "brokenExpectations": env.broken_expectations,
             "apply": applyplan.as_json(env.apply),
+            **({"teams": [team(t) for t in env.teams]} if env.teams else {}),
         } for env in report.envs],
+        **({"load": report.load} if report.load else {}),
     }
     return json.dumps(data, indent=2, sort_keys=False) + "\n"

@@ -7,7 +7,7 @@ request (`diff` / `check --base` exit 1) unless the PlatformPolicy's `apply.allo
 |-------|---------------------|--------------------------------------------------------------------------------|
 | KP700 | `namespaceDeletion` | deletes a Namespace, and with it every object in it (kubectl-created jobs too) |
 | KP701 | `workloadDeletion`  | deletes a workload (a running job loses its pods)                             |
-| KP702 | `immutableChange`   | fails on an immutable field (or, forced, deletes and recreates the object)    |
+| KP702 | `immutableChange`   | fails on an immutable field (or, force-annotated, deletes and recreates it)   |
 | KP703 | `overQuota`         | leaves admitted work over the new quota (nothing new admitted; reclaimable)   |
 | KP704 | `holdAndDrain`      | sets stopPolicy HoldAndDrain: Kueue evicts the queue's admitted workloads     |
 | KP705 | `templateChange`    | changes the pod template of a job Kueue may have admitted                     |
@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from kueueplan.compile.gitops import ARGO_SYNC_OPTIONS, FLUX_FORCE
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.objects import Cluster, read_cluster
 from kueueplan.kube.podsets import pod_sets_for
@@ -145,10 +146,45 @@ def workload_deleted(state: EnvState) -> list[ApplyStep]:
     return out
 
 
+# What recreating an object does, per kind (Kueue's `kueue.x-k8s.io/resource-in-use` finalizer on AdmissionCheck,
+# Topology and ResourceFlavor: pkg/controller/core/admissioncheck_controller.go, resourceflavor_controller.go,
+# pkg/controller/tas/topology_controller.go).
+RECREATE_EFFECT = {
+    "LocalQueue": "its admitted workloads keep running on their ClusterQueue's quota, its pending ones are queued "
+                  "again once it exists (pkg/cache/queue/manager.go addLocalQueueLocked)",
+    "Job": "its pods are deleted: running work restarts and queues again",
+}
+_IN_USE_EFFECT = ("Kueue's in-use finalizer keeps it Terminating while it is used: the delete, and the sync with "
+                  "it, waits")
+REPLACE_ADVICE = {
+    "LocalQueue": f"for this one sync annotate it `{ARGO_SYNC_OPTIONS}: Force=true,Replace=true` (Argo CD "
+                  f"replaces it on every sync while that stays); with Flux, `build` writes `{FLUX_FORCE}: enabled` "
+                  "on LocalQueues (Environment `flux:` or `build --flux`), which recreates it only when an "
+                  "immutable field changes",
+    "Job": "submit it under a new name (a forced recreate deletes the running job's pods)",
+}
+_NEW_NAME_ADVICE = ("create it under a new name, point its users to it and delete the old one in a later change "
+                    "(a forced recreate waits on Kueue's in-use finalizer)")
+
+
+def recreated_by(semantic: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Which tool deletes and recreates the object instead of failing, from its own annotations: Flux with
+    `kustomize.toolkit.fluxcd.io/force: enabled` (only when the apply fails as immutable: fluxcd/pkg
+    ssa/manager_apply.go), Argo CD with `Force=true` and `Replace=true` in its sync-options (on every sync)."""
+    annotations = semantic.get("annotations") if isinstance(semantic.get("annotations"), Mapping) else {}
+    if annotations.get(FLUX_FORCE) == "enabled":
+        return "Flux", f"its {FLUX_FORCE} annotation"
+    options = {o.strip() for o in str(annotations.get(ARGO_SYNC_OPTIONS) or "").split(",")}
+    if {"Force=true", "Replace=true"} <= options:
+        return "Argo CD", "its Force=true,Replace=true sync options"
+    return None
+
+
 def immutable_changed(state: EnvState) -> list[ApplyStep]:
     """KP702: an immutable field changes (LocalQueue spec.clusterQueue, AdmissionCheck spec.controllerName, a TAS
     ResourceFlavor's nodeLabels/tolerations/topologyName, a Topology's levels, a Job's selector): the API server
-    rejects the apply, so the sync fails and retries forever."""
+    rejects the apply, so the sync fails and retries, unless the object asks Flux or Argo CD to recreate it
+    (then the step says what the recreate does). Either way a human decides."""
     out = []
     for key in sorted(set(state.base) & set(state.head)):
         fields = IMMUTABLE.get(key[0], ())
@@ -158,12 +194,19 @@ def immutable_changed(state: EnvState) -> list[ApplyStep]:
             continue
         paths = ["spec." + p for p in changed_paths(_spec(state.base[key]), _spec(state.head[key]))
                  if any(p == f or p.startswith(f + ".") or p.startswith(f + "[") for f in fields)]
-        if paths:
+        if not paths:
+            continue
+        recreate = recreated_by(state.head[key])
+        if recreate:
+            tool, why = recreate
+            out.append(_step("KP702", state, key,
+                             f"{', '.join(paths)} is immutable: {tool} will recreate it ({why}); "
+                             f"{RECREATE_EFFECT.get(key[0], _IN_USE_EFFECT)}",
+                             "allow immutableChange when the recreate is intended"))
+        else:
             out.append(_step("KP702", state, key,
                              f"{', '.join(paths)} is immutable: the apply is rejected (the sync fails and retries)",
-                             "recreate it: for this sync annotate it `argocd.argoproj.io/sync-options: "
-                             "Force=true,Replace=true` (Argo CD) or `kustomize.toolkit.fluxcd.io/force: enabled` "
-                             "(Flux); admitted workloads keep running, pending ones wait until it is back"))
+                             REPLACE_ADVICE.get(key[0], _NEW_NAME_ADVICE)))
     return out
 
 

@@ -50,6 +50,27 @@ class WorkloadDelta:
     blocking: bool = False  # makes `diff` exit 1
 
 
+@dataclass(frozen=True)
+class TeamDelta:
+    """One team's replayed load on both sides (`diff --load`): waits in seconds over the workloads admitted on
+    that side; `never_admitted`: admitted on BASE, not on HEAD; `most_delayed`: (workload, seconds later)."""
+
+    team: str
+    cluster_queues: tuple[str, ...]
+    workloads: int
+    admitted: tuple[int, int]
+    never_admitted: int
+    preempted: tuple[int, int]
+    p95_wait: tuple[float | None, float | None]
+    mean_wait: tuple[float | None, float | None]
+    most_delayed: tuple[str, float] | None = None
+
+    @property
+    def changed(self) -> bool:
+        return (self.admitted[0] != self.admitted[1] or self.preempted[0] != self.preempted[1]
+                or self.p95_wait[0] != self.p95_wait[1] or self.mean_wait[0] != self.mean_wait[1])
+
+
 @dataclass
 class EnvDiff:
     env: str
@@ -62,6 +83,7 @@ class EnvDiff:
     head_cluster: Cluster = field(default_factory=Cluster)
     status: str = "changed"  # changed, added (env only in head), removed (only in base)
     apply: list[Any] = field(default_factory=list)  # kueueplan.workflow.applyplan.ApplyStep
+    teams: list[TeamDelta] = field(default_factory=list)  # per team, with `diff --load`
 
     @property
     def empty(self) -> bool:
@@ -73,6 +95,7 @@ class DiffReport:
     base: str
     head: str
     envs: list[EnvDiff]
+    load: str | None = None  # `diff --load`: what was replayed on both sides
 
     @property
     def blocking(self) -> list[str]:
@@ -106,8 +129,9 @@ def diff_objects(base: Mapping[Key, Any], head: Mapping[Key, Any]) -> list[Objec
 
 
 def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
-               allow: Callable[[str], set[str]] | None = None) -> DiffReport:
-    """`allow(env)`: the apply steps the PlatformPolicy permits there (workflow/applyplan.py; default none)."""
+               allow: Callable[[str], set[str]] | None = None, per_team: bool = False) -> DiffReport:
+    """`allow(env)`: the apply steps the PlatformPolicy permits there (workflow/applyplan.py; default none).
+    `per_team`: also summarise the simulated outcome per team (`diff --load`: one load on both sides)."""
     if len(base.envs) == 1 and len(head.envs) == 1 and set(base.envs) != set(head.envs):
         # Two single-environment sides (e.g. two manifest folders): compare them whatever their names.
         base = Side(base.path, base.is_spec, {next(iter(head.envs)): next(iter(base.envs.values()))})
@@ -128,6 +152,8 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
             if after is not None:
                 result.simulated = True
                 result.workloads = workload_deltas(before.result if before else None, after.result, after.requests)
+                if per_team and before is not None:
+                    result.teams = team_deltas(before.result, after.result, teams)
                 # compared without their file:line, so an edit that only moves lines breaks nothing
                 already = set(before.failure_keys or before.failed_expectations) if before else set()
                 keys = after.failure_keys or after.failed_expectations
@@ -248,7 +274,56 @@ def _wait_deltas(old: dict[str, Mapping[str, Any]], new: dict[str, Mapping[str, 
     out = []
     for fam, (b, a, cq) in sorted(groups.items()):
         before, after = p95(b), p95(a)
-        if before != after:
-            out.append(WorkloadDelta(fam, cq, "waits longer" if after > before else "waits less",
-                                     f"p95 wait {seconds_text(before)}", f"p95 wait {seconds_text(after)}"))
+        if before == after:
+            continue
+        change = "waits longer" if after > before else "waits less"
+        if len(b) == 1:  # one workload (a replayed history's are each their own): by how much
+            sign = "+" if after > before else "-"
+            out.append(WorkloadDelta(fam, cq, change, f"waited {seconds_text(before)}",
+                                     f"waits {seconds_text(after)} ({sign}{seconds_text(abs(after - before))})"))
+        else:
+            out.append(WorkloadDelta(fam, cq, change, f"p95 wait {seconds_text(before)}",
+                                     f"p95 wait {seconds_text(after)}"))
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def team_deltas(before: Mapping[str, Any], after: Mapping[str, Any], teams: Mapping[str, str]) -> list[TeamDelta]:
+    """Per team (its ClusterQueues; a queue of no team stands for itself), the same load on BASE and HEAD:
+    admitted, preempted, p95 and mean wait, and the workload admitted latest compared with BASE."""
+    old, new = _by_name(before), _by_name(after)
+    old_pre, new_pre = _preemptions(before), _preemptions(after)
+    groups: dict[str, list[str]] = {}
+    queues: dict[str, set[str]] = {}
+    for name in dict.fromkeys([*old, *new]):
+        w = new.get(name) or old[name]
+        cq = str(w.get("clusterQueue") or (old.get(name) or {}).get("clusterQueue") or "-")
+        team = teams.get(cq, cq)
+        groups.setdefault(team, []).append(name)
+        queues.setdefault(team, set()).add(cq)
+    out = []
+    for team, names in sorted(groups.items()):
+        waits: tuple[list[float], list[float]] = ([], [])
+        delays: list[tuple[float, str]] = []
+        lost = 0
+        for name in names:
+            b, a = old.get(name), new.get(name)
+            wb, wa = (_wait(b) if b else None), (_wait(a) if a else None)
+            if wb is not None:
+                waits[0].append(wb)
+            if wa is not None:
+                waits[1].append(wa)
+            if wb is not None and wa is None:
+                lost += 1
+            elif wb is not None and wa is not None and wa > wb:
+                delays.append((wa - wb, name))
+        worst = max(delays, key=lambda d: (d[0], d[1])) if delays else None
+        out.append(TeamDelta(
+            team, tuple(sorted(queues[team])), len(names), (len(waits[0]), len(waits[1])), lost,
+            (sum(old_pre.get(n, 0) for n in names), sum(new_pre.get(n, 0) for n in names)),
+            (p95(waits[0]) if waits[0] else None, p95(waits[1]) if waits[1] else None),
+            (_mean(waits[0]), _mean(waits[1])), (worst[1], worst[0]) if worst else None))
     return out

@@ -22,12 +22,18 @@ def simulate_env(spec_dir: object, env: str) -> SimRun | None:
     """Run 0 of the environment's load; with `simulation.runs` > 1 the expectations are judged on all runs
     (each must hold in its `probability` share of them, default every run)."""
     from kueueplan.planning.source import ScenarioSource
-    from kueueplan.simulate.engine import simulate
-    from kueueplan.simulate.result import expectation_results, failed_count, result_json
 
     source = ScenarioSource.load(Path(str(spec_dir)), env)
     if not source.data.get("spec", {}).get("workloads"):
         return None
+    return judged(source)
+
+
+def judged(source: Any) -> SimRun:
+    """Run 0 of a planning source, its expectations judged (on every run when it declares `runs` > 1)."""
+    from kueueplan.simulate.engine import simulate
+    from kueueplan.simulate.result import expectation_results, failed_count, result_json
+
     runs, seed = source.monte_carlo_settings()
     sim = simulate(source.sample(seed, 0))
     results = expectation_results(sim)
@@ -106,6 +112,22 @@ def simulate_side(side: Side, env: str) -> SimRun | None:
         return simulate_env(side.path, env)
     scenario = manifests_scenario(side.envs[env], str(side.path))
     return run(scenario) if has_load(scenario) else None
+
+
+def load_simulator(load: Any) -> Any:
+    """`diff --load`: a simulator (Side, env) -> SimRun that runs `load` (planning.replay.Load) under each
+    side's queues instead of the side's own load."""
+    from kueueplan.planning.replay import manifests_replayed, replayed
+    from kueueplan.planning.source import ScenarioSource
+
+    def simulate_with_load(side: Side, env: str) -> SimRun:
+        if side.is_spec:
+            return judged(replayed(ScenarioSource.load(Path(side.path), env), load))
+        datas = [getattr(d, "data", d) for d in side.envs[env]]
+        objects = [dict(data) for data in datas if isinstance(data, dict) and not is_scenario(data)]
+        return judged(manifests_replayed(objects, f"{side.path}", load))
+
+    return simulate_with_load
 
 
 def read_input(arg: str, stdin_text: str | None = None) -> tuple[str, list[Document], bool]:
