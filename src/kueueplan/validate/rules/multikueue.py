@@ -24,13 +24,15 @@ MK_WITH_PROVREQ_SINCE = (0, 16)  # ClusterQueueActiveReasonMultiKueueWithProvisi
 
 
 def _users(ctx: Context, check: str) -> list[str]:
-    return sorted(cq.name for cq in ctx.kueue("ClusterQueue") if any(n == check for n, _ in kueue.admission_check_refs(cq)))
+    return sorted(cq.name for cq in ctx.kueue("ClusterQueue")
+                  if any(n == check for n, _ in kueue.admission_check_refs(cq)))
 
 
 def _inactive(check: str, ctx: Context) -> str:
     users = _users(ctx, check)
-    queues = f"ClusterQueue(s) {', '.join(users)} stay" if users else "every ClusterQueue using it stays"
-    return f"Kueue marks AdmissionCheck {check!r} inactive, so {queues} inactive and admit(s) nothing"
+    queues = (f"ClusterQueue(s) {', '.join(users)} stay inactive and admit nothing" if users
+              else "every ClusterQueue using it stays inactive and admits nothing")
+    return f"Kueue marks AdmissionCheck {check!r} inactive, so {queues}"
 
 
 @rule("KP445", "error", "5 never works", kinds=("AdmissionCheck",))
