@@ -12,7 +12,7 @@ from kueueplan.validate import validate
 from kueueplan.validate.finding import Finding
 
 PLATFORMS = Path(__file__).resolve().parent / "platforms"
-OURS = ("KP442", "KP443", "KP444", "KP445", "KP446", "KP447")
+OURS = ("KP442", "KP443", "KP444", "KP445", "KP446", "KP447", "KP448")
 
 
 def _copy(tmp_path: Path, name: str) -> Path:
@@ -251,3 +251,55 @@ def test_lone_check_without_configs_is_only_info(tmp_path: Path) -> None:
     (tmp_path / "check.yaml").write_text((PLATFORMS / "multikueue" / "manager.yaml").read_text())
     [hit] = _ours(tmp_path)
     assert (hit.rule, hit.severity) == ("KP445", "info")
+
+
+# ------------------------------------------------------------------------------------------ TAS webhook
+
+_GATE_ON = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kueue-manager-config\n  namespace: kueue-system\n"
+            "data:\n  controller_manager_config.yaml: |\n    apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+            "    kind: Configuration\n    featureGates:\n      TopologyAwareScheduling: true\n")
+
+
+def _webhook(folder: Path, version: str | None = None) -> list[Finding]:
+    return [f for f in _ours(folder, version) if f.rule == "KP448"]
+
+
+def test_slice_topology_without_slice_size_is_rejected_from_v0_14(tmp_path: Path) -> None:
+    tas = _copy(tmp_path, "tas")
+    _edit(tas / "jobs.yaml", "podset-required-topology: cloud.provider.com/topology-rack",
+          "podset-required-topology: cloud.provider.com/topology-block\n"
+          "              kueue.x-k8s.io/podset-slice-required-topology: cloud.provider.com/topology-rack")
+    [hit] = _webhook(tas)
+    assert hit.severity == "error" and hit.object == "JobSet/training/pretrain" and hit.line == 20
+    assert "kueue.x-k8s.io/podset-slice-size must be set" in hit.message and "webhook rejects the JobSet" in hit.message
+    (tas / "kueue-config.yaml").write_text(_GATE_ON)
+    assert _webhook(tas, "v0.13.0") == []  # v0.13 did not require the size yet
+
+
+def test_invalid_level_name_and_unconstrained_conflict(tmp_path: Path) -> None:
+    tas = _copy(tmp_path, "tas")
+    _edit(tas / "jobs.yaml", "podset-preferred-topology: cloud.provider.com/topology-block",
+          "podset-preferred-topology: topology block\n"
+          "        kueue.x-k8s.io/podset-unconstrained-topology: \"true\"")
+    found = _webhook(tas)
+    assert [f.object for f in found] == ["Job/training/finetune"] * 2
+    assert any("must not contain more than one of" in f.message for f in found)
+    assert any("'topology block' is not a valid node label name" in f.message for f in found)
+    # Before v0.11 the unconstrained annotation did not exist: only the bad name is rejected.
+    (tas / "kueue-config.yaml").write_text(_GATE_ON)
+    [old] = _webhook(tas, "v0.10.0")
+    assert "not a valid node label name" in old.message
+    # With the gate off (v0.13 default) the webhooks do not look at topology annotations.
+    (tas / "kueue-config.yaml").unlink()
+    assert _webhook(tas, "v0.13.0") == []
+
+
+def test_unmanaged_jobset_is_not_validated_by_kueue(tmp_path: Path) -> None:
+    tas = _copy(tmp_path, "tas")
+    _edit(tas / "jobs.yaml", "podset-required-topology: cloud.provider.com/topology-rack",
+          "podset-required-topology: cloud.provider.com/topology-rack\n"
+          "              kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-block")
+    assert [f.object for f in _webhook(tas)] == ["JobSet/training/pretrain"]
+    _edit(tas / "jobs.yaml", "  labels:\n    kueue.x-k8s.io/queue-name: gpu\nspec:\n  replicatedJobs",
+          "spec:\n  replicatedJobs")
+    assert _webhook(tas) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kueueplan.kube.names import qualified_name_errors
 from kueueplan.kube.podsets import queue_name_of
 from kueueplan.validate import kueue
 from kueueplan.validate.configuration import universe_configuration
@@ -491,3 +492,91 @@ def topology_request_without_tas(obj: Obj, ctx: Context) -> Iterator[Hit]:
         yield Hit(obj, path, f"{key} asks for topology-aware scheduling, but no flavor of ClusterQueue {cq.name!r} "
                              "has a topologyName; Kueue never admits this workload (give a flavor a "
                              "Topology or drop the annotation)")
+
+
+UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+UNCONSTRAINED_SINCE = (0, 11)  # "must not contain more than one topology annotation" (three) from v0.11
+SLICE_SIZE_CHECKED_SINCE = (0, 14)  # slice-required and slice-size must come together from v0.14
+
+
+def tas_annotation_errors(annotations: dict[str, Any], release: tuple[int, int]) -> Iterator[tuple[str | None, str]]:
+    """(annotation key or None for the map, error) as jobframework ValidateTASPodSetRequest reports them."""
+    exclusive = (REQUIRED, PREFERRED) + ((UNCONSTRAINED,) if release >= UNCONSTRAINED_SINCE else ())
+    present = [k for k in exclusive if k in annotations]
+    if len(present) > 1:
+        yield None, f"the pod template's annotations must not contain more than one of {', '.join(exclusive)} (has {', '.join(present)})"
+    for key in (REQUIRED, PREFERRED) + ((SLICE_REQUIRED,) if release >= SLICE_SINCE else ()):
+        value = annotations.get(key)
+        if key in annotations:
+            errors = qualified_name_errors(value) if isinstance(value, str) else ["must be a string"]
+            for err in errors:
+                yield key, f"{key}: {value!r} is not a valid node label name: {err}"
+    if release >= SLICE_SIZE_CHECKED_SINCE:
+        if SLICE_REQUIRED in annotations and SLICE_SIZE not in annotations:
+            yield SLICE_REQUIRED, f"{SLICE_SIZE} must be set when {SLICE_REQUIRED} is specified"
+        if SLICE_SIZE in annotations and SLICE_REQUIRED not in annotations:
+            yield SLICE_SIZE, f"{SLICE_SIZE} may not be set when {SLICE_REQUIRED} is not specified"
+
+
+@rule("KP448", "error", "4 webhook", kinds=WORKLOAD_KINDS)
+def tas_annotations_rejected(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A pod template's topology annotations are ones Kueue's webhook rejects: the object is never created.
+
+    With TopologyAwareScheduling on, the job webhooks run jobframework `ValidateTASPodSetRequest`
+    (pkg/controller/jobframework/tas_validation.go) on every pod template: at most one of
+    `podset-required-topology`, `podset-preferred-topology` and (from v0.11) `podset-unconstrained-topology`; the
+    levels must be valid label names; from v0.14 `podset-slice-required-topology` and `podset-slice-size` come
+    together. Checked on Jobs (Kueue validates every Job) and on other kinds Kueue manages (a queue name).
+
+    Fails:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      template:
+        metadata:
+          annotations:
+            kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack
+            kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-block
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: sample
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      template:
+        metadata:
+          annotations:
+            kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox
+    ```
+    """
+    if obj.kind != "Job" and not queue_name_of(obj.data):
+        return
+    enabled, release, _why = tas_enabled(obj, ctx)
+    if not enabled:
+        return  # the webhooks check topology requests only with the gate on
+    for path, annotations in _pod_template_annotations(obj):
+        for key, error in tas_annotation_errors(annotations, release):
+            yield Hit(obj, path + ((key,) if key else ()), f"{error}; Kueue's webhook rejects the {obj.kind}")
