@@ -146,12 +146,15 @@ def requested_levels(obj: Obj, release: tuple[int, int]) -> Iterator[tuple[tuple
                 yield path + (key,), key, value
 
 
-def _pod_template_annotations(obj: Obj) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """(path, annotations) of the object's pod templates: Kueue reads TAS requests from those (a Pod: its own)."""
-    if obj.kind == "Pod":
-        yield ("metadata", "annotations"), obj.annotations
-        return
-    yield from _templates(obj.spec, ("spec",), 0)
+def _pod_template_annotations(obj: Obj) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """(path, annotations) of the object's pod templates: Kueue reads TAS requests from those (a Pod: its own).
+    Found once per object (three rules ask)."""
+    cached = obj.cache.get("pod-template-annotations")
+    if cached is None:
+        cached = obj.cache["pod-template-annotations"] = (
+            [(("metadata", "annotations"), obj.annotations)] if obj.kind == "Pod"
+            else list(_templates(obj.spec, ("spec",), 0)))
+    return cached
 
 
 def _templates(node: Any, path: tuple[Any, ...], depth: int) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
