@@ -303,3 +303,16 @@ def test_unmanaged_jobset_is_not_validated_by_kueue(tmp_path: Path) -> None:
     _edit(tas / "jobs.yaml", "  labels:\n    kueue.x-k8s.io/queue-name: gpu\nspec:\n  replicatedJobs",
           "spec:\n  replicatedJobs")
     assert _webhook(tas) == []
+
+
+def test_multikueue_check_with_the_gate_off(tmp_path: Path) -> None:
+    mk = _copy(tmp_path, "multikueue")
+    [hit] = _ours(mk, "v0.8.4")  # MultiKueue was alpha, off by default, in v0.8
+    assert hit.rule == "KP445" and hit.line == 39
+    assert "MultiKueue feature gate is off (Kueue v0.8's default)" in hit.message
+    assert "ClusterQueue(s) cluster-queue stay inactive" in hit.message
+    (mk / "kueue-config.yaml").write_text(_GATE_ON.replace("TopologyAwareScheduling", "MultiKueue"))
+    assert _ours(mk, "v0.8.4") == []
+    (mk / "kueue-config.yaml").write_text(_GATE_ON.replace("TopologyAwareScheduling: true", "MultiKueue: false"))
+    [off] = _ours(mk)
+    assert "featureGates.MultiKueue=false (ConfigMap kueue-manager-config)" in off.message

@@ -16,9 +16,11 @@ from kueueplan.validate.configuration import release_of
 from kueueplan.validate.model import KUEUE_GROUP, Context, Obj
 from kueueplan.validate.registry import Hit, rule
 from kueueplan.validate.rules.references import _missing
-from kueueplan.validate.rules.tas import MULTIKUEUE_CONTROLLER
+from kueueplan.validate.rules.tas import MULTIKUEUE_CONTROLLER, gate_enabled
 
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+MULTIKUEUE_GATE = "MultiKueue"
+MULTIKUEUE_ON_BY_DEFAULT = (0, 9)  # pkg/features/kube_features.go: alpha (off) in v0.6-v0.8, beta (on) from v0.9
 ON_FLAVORS_FILLED = (0, 15)  # pkg/util/admissioncheck NewAdmissionChecks: empty onFlavors = every flavor
 MK_WITH_PROVREQ_SINCE = (0, 16)  # ClusterQueueActiveReasonMultiKueueWithProvisioningRequest
 
@@ -42,7 +44,8 @@ def multikueue_check_bad_parameters(obj: Obj, ctx: Context) -> Iterator[Hit]:
     Kueue sets the check's Active condition to False (reason BadConfig, "Cannot load the AdmissionChecks
     parameters: ...") when `parameters` is missing, its `apiGroup` is not `kueue.x-k8s.io`, its `kind` not
     `MultiKueueConfig`, or the config does not exist (pkg/util/admissioncheck/admissioncheck.go `refValidForGK`);
-    every ClusterQueue using the check then stays inactive.
+    every ClusterQueue using the check then stays inactive. So it does when the MultiKueue feature gate is off (the
+    default before Kueue v0.9): no controller ever marks the check active (cmd/kueue/main.go).
 
     Fails:
 
@@ -91,6 +94,12 @@ def multikueue_check_bad_parameters(obj: Obj, ctx: Context) -> Iterator[Hit]:
     ```
     """
     if not obj.is_kueue() or obj.spec.get("controllerName") != MULTIKUEUE_CONTROLLER:
+        return
+    enabled, _release, why = gate_enabled(obj, ctx, MULTIKUEUE_GATE, MULTIKUEUE_ON_BY_DEFAULT)
+    if why and not enabled:
+        yield Hit(obj, ("spec", "controllerName"), f"the MultiKueue feature gate is off ({why}), so no controller "
+                                                   f"marks this check active: {_inactive(obj.name, ctx)}; turn the "
+                                                   "gate on in Kueue's Configuration")
         return
     params = obj.spec.get("parameters")
     if not isinstance(params, dict):

@@ -28,16 +28,21 @@ SLICE_SINCE = (0, 13)  # apis/kueue/v1alpha1/topology_types.go PodSetSliceRequir
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 
-def tas_enabled(obj: Obj, ctx: Context) -> tuple[bool, tuple[int, int], str]:
-    """(is the TopologyAwareScheduling gate on for `obj`, its release, where that comes from)."""
+def gate_enabled(obj: Obj, ctx: Context, gate: str, on_from: tuple[int, int]) -> tuple[bool, tuple[int, int], str]:
+    """(is Kueue feature gate `gate` on for `obj`, its release, where that comes from): the Configuration's
+    `featureGates`, else the release's default (on from `on_from`)."""
     effective = universe_configuration(ctx, obj)
     if effective is None:
         return False, (0, 0), ""  # an unreadable Configuration: KP450 says why; judge nothing here
     release = effective.release
-    gate = effective.config.feature_gates.get(TAS_GATE)
-    if gate is not None:
-        return bool(gate), release, f"featureGates.{TAS_GATE}={str(gate).lower()} ({effective.describe()})"
-    return release >= TAS_ON_BY_DEFAULT, release, f"Kueue v{release[0]}.{release[1]}'s default"
+    value = effective.config.feature_gates.get(gate)
+    if value is not None:
+        return bool(value), release, f"featureGates.{gate}={str(value).lower()} ({effective.describe()})"
+    return release >= on_from, release, f"Kueue v{release[0]}.{release[1]}'s default"
+
+
+def tas_enabled(obj: Obj, ctx: Context) -> tuple[bool, tuple[int, int], str]:
+    return gate_enabled(obj, ctx, TAS_GATE, TAS_ON_BY_DEFAULT)
 
 
 def topology_levels(topology: Obj) -> list[str]:
