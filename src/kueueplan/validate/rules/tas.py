@@ -483,7 +483,7 @@ def topology_request_without_tas(obj: Obj, ctx: Context) -> Iterator[Hit]:
     enabled, release, why = tas_enabled(obj, ctx)
     if not why:
         return
-    requests = list(requested_levels(obj, release or (0, 19)))
+    requests = list(requested_levels(obj, release))
     if not requests:
         return
     path, key, _level = requests[0]
