@@ -66,16 +66,8 @@ def test_missing_topology_is_judged_for_the_release_and_its_gate(tmp_path: Path)
 
 
 def test_topology_behind_only_multikueue_queues_is_not_needed(tmp_path: Path) -> None:
-    tas = _copy(tmp_path, "tas")
+    tas = _tas_with_multikueue(tmp_path)
     _edit(tas / "flavors.yaml", "topologyName: gpu-topology", "topologyName: gpu-topo")
-    _edit(tas / "queues.yaml", "  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia",
-          "  namespaceSelector: {}\n  admissionChecksStrategy:\n    admissionChecks:\n    - name: mk\n"
-          "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia")
-    shutil.copy(PLATFORMS / "multikueue" / "clusters.yaml", tas / "clusters.yaml")
-    (tas / "check.yaml").write_text(
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: mk\nspec:\n"
-        "  controllerName: kueue.x-k8s.io/multikueue\n  parameters:\n    apiGroup: kueue.x-k8s.io\n"
-        "    kind: MultiKueueConfig\n    name: multikueue-config\n")
     assert _ours(tas) == []  # TopologyNotFound is not checked on a MultiKueue manager: TAS runs on the workers
 
 
@@ -316,3 +308,48 @@ def test_multikueue_check_with_the_gate_off(tmp_path: Path) -> None:
     (mk / "kueue-config.yaml").write_text(_GATE_ON.replace("TopologyAwareScheduling: true", "MultiKueue: false"))
     [off] = _ours(mk)
     assert "featureGates.MultiKueue=false (ConfigMap kueue-manager-config)" in off.message
+
+
+def _tas_with_multikueue(tmp_path: Path) -> Path:
+    """The TAS platform whose GPU queue also dispatches through MultiKueue (a manager with TAS flavors)."""
+    tas = _copy(tmp_path, "tas")
+    _edit(tas / "queues.yaml", "  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia",
+          "  namespaceSelector: {}\n  admissionChecksStrategy:\n    admissionChecks:\n    - name: mk\n"
+          "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia")
+    shutil.copy(PLATFORMS / "multikueue" / "clusters.yaml", tas / "clusters.yaml")
+    (tas / "check.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: mk\nspec:\n"
+        "  controllerName: kueue.x-k8s.io/multikueue\n  parameters:\n    apiGroup: kueue.x-k8s.io\n"
+        "    kind: MultiKueueConfig\n    name: multikueue-config\n")
+    return tas
+
+
+def test_tas_with_multikueue_before_v0_15(tmp_path: Path) -> None:
+    tas = _tas_with_multikueue(tmp_path)
+    assert _ours(tas) == []  # v0.15+: TAS runs on the workers
+    [hit] = _ours(tas, "v0.14.8")
+    assert (hit.rule, hit.object) == ("KP447", "ClusterQueue/gpu-tas")
+    assert hit.message.startswith("TAS is not supported with MultiKueue admission check in Kueue v0.14: with TAS "
+                                  "flavor(s) h100-tas this ClusterQueue stays inactive")
+    # Before v0.15 a missing Topology blocks a MultiKueue queue too.
+    _edit(tas / "flavors.yaml", "topologyName: gpu-topology", "topologyName: gpu-topo")
+    assert sorted(f.rule for f in _ours(tas, "v0.14.8")) == ["KP442", "KP447"]
+    assert [f.rule for f in _ours(tas)] == []
+
+
+def test_tas_in_a_cohort_before_v0_11(tmp_path: Path) -> None:
+    tas = _copy(tmp_path, "tas")
+    _edit(tas / "queues.yaml", "  name: gpu-tas\nspec:\n", "  name: gpu-tas\nspec:\n  cohortName: gpus\n")
+    (tas / "kueue-config.yaml").write_text(_GATE_ON)
+    [hit] = _ours(tas, "v0.10.6")
+    assert hit.rule == "KP447" and hit.message.startswith("TAS is not supported for cohorts in Kueue v0.10")
+    assert _ours(tas, "v0.11.9") == []
+
+
+def test_missing_topology_in_v0_9_is_not_judged(tmp_path: Path) -> None:
+    # v0.9 had no TopologyNotFound: what its cache did with the missing Topology is not modelled, so say nothing.
+    tas = _copy(tmp_path, "tas")
+    _edit(tas / "flavors.yaml", "topologyName: gpu-topology", "topologyName: gpu-topo")
+    (tas / "kueue-config.yaml").write_text(_GATE_ON)
+    assert [f.rule for f in _ours(tas, "v0.10.6")] == ["KP442"]
+    assert [f.rule for f in _ours(tas, "v0.9.5")] == []

@@ -10,13 +10,15 @@ pkg/cache/scheduler/clusterqueue.go).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kueueplan.validate import kueue
 from kueueplan.validate.configuration import release_of
 from kueueplan.validate.model import KUEUE_GROUP, Context, Obj
 from kueueplan.validate.registry import Hit, rule
-from kueueplan.validate.rules.references import _missing
-from kueueplan.validate.rules.tas import MULTIKUEUE_CONTROLLER, gate_enabled
+from kueueplan.validate.rules.references import _missing, dig
+from kueueplan.validate.rules.tas import MULTIKUEUE_CONTROLLER, MULTIKUEUE_SKIPS_TAS_SINCE, gate_enabled, tas_enabled, \
+    tas_flavors
 
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 MULTIKUEUE_GATE = "MultiKueue"
@@ -195,13 +197,16 @@ def multikueue_config_missing_cluster(obj: Obj, ctx: Context) -> Iterator[Hit]:
 
 @rule("KP447", "error", "5 never works", kinds=("ClusterQueue",))
 def multikueue_check_misused(obj: Obj, ctx: Context) -> Iterator[Hit]:
-    """A ClusterQueue uses a MultiKueue AdmissionCheck in a way Kueue refuses: the queue stays inactive.
+    """A ClusterQueue combines MultiKueue (or TAS) with what its Kueue release refuses: the queue stays inactive.
 
     Kueue keeps the ClusterQueue inactive (pkg/cache/scheduler/clusterqueue.go `updateQueueStatus`) when it
     uses two MultiKueue checks (MultipleMultiKueueAdmissionChecks), restricts one to some flavors with
     `onFlavors` (MultiKueueAdmissionCheckAppliedPerFlavor; before Kueue v0.15 any `onFlavors`, from v0.15
     `onFlavors` that leave out a flavor of the queue), or, from Kueue v0.16, combines it with a
     ProvisioningRequest check (MultiKueueWithProvisioningRequest: provisioning happens on the workers).
+    With TopologyAwareScheduling on, releases before v0.15 also refuse TAS flavors
+    (NotSupportedWithTopologyAwareScheduling) together with a MultiKueue check, before v0.12 with a
+    ProvisioningRequest check, and before v0.11 in a cohort or with `preemption.withinClusterQueue`.
 
     Fails:
 
@@ -307,3 +312,29 @@ def multikueue_check_misused(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                                 f"({', '.join(prov)}); Kueue keeps this ClusterQueue inactive "
                                                 "(MultiKueueWithProvisioningRequest): set up provisioning on the "
                                                 "worker clusters' queues instead")
+    yield from _tas_not_supported(obj, ctx, {n: controllers[n][1] for n in mk}, {n: controllers[n][1] for n in prov})
+
+
+def _tas_not_supported(obj: Obj, ctx: Context, mk: dict[str, Any], prov: dict[str, Any]) -> Iterator[Hit]:
+    """What a TAS ClusterQueue may not use before v0.15 (isTASViolated of v0.9-v0.14, pkg/cache/clusterqueue.go)."""
+    enabled, release, _why = tas_enabled(obj, ctx)
+    if not enabled or release >= MULTIKUEUE_SKIPS_TAS_SINCE:
+        return
+    flavors = tas_flavors(obj, ctx)
+    if not flavors:
+        return
+    found: list[tuple[str, tuple[Any, ...]]] = []
+    cohort, cohort_path = kueue.cohort_of(obj)
+    within = dig(obj.spec, "preemption", "withinClusterQueue")
+    if release < (0, 11) and cohort:
+        found.append(("for cohorts", cohort_path))
+    if release < (0, 11) and within not in (None, "Never"):
+        found.append(("for preemption within cluster queue", ("spec", "preemption", "withinClusterQueue")))
+    if mk:
+        found.append(("with MultiKueue admission check", next(iter(mk.values()))))
+    if prov and release < (0, 12):
+        found.append(("with ProvisioningRequest admission check", next(iter(prov.values()))))
+    for what, path in found:
+        yield Hit(obj, path, f"TAS is not supported {what} in Kueue v{release[0]}.{release[1]}: with TAS flavor(s) "
+                             f"{', '.join(sorted(flavors))} this ClusterQueue stays inactive "
+                             "(NotSupportedWithTopologyAwareScheduling); a later Kueue release supports it")

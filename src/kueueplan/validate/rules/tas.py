@@ -25,6 +25,8 @@ REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SINCE = (0, 13)  # apis/kueue/v1alpha1/topology_types.go PodSetSliceRequiredTopologyAnnotation
+TOPOLOGY_NOT_FOUND_SINCE = (0, 10)  # ClusterQueueActiveReasonTopologyNotFound
+MULTIKUEUE_SKIPS_TAS_SINCE = (0, 15)  # isTASViolated: "topology runs on worker clusters"; before, MK + TAS = inactive
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 
@@ -65,10 +67,10 @@ def flavor_missing_topology(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A ResourceFlavor's `topologyName` names no Topology: every ClusterQueue using the flavor stays inactive.
 
     Kueue's cache keeps such a ClusterQueue pending with the Active condition reason `TopologyNotFound`
-    ("there is no Topology ... for TAS flavor ...", pkg/cache/scheduler/clusterqueue.go `inactiveReason`), so
-    it admits nothing, not even workloads that ask for no topology. A ClusterQueue with a MultiKueue
-    AdmissionCheck is exempt (the topology lives on the worker clusters). Only when TopologyAwareScheduling is
-    on (the default from Kueue v0.14). Create the Topology or fix the name.
+    ("there is no Topology ... for TAS flavor ...", pkg/cache/scheduler/clusterqueue.go `inactiveReason`, from
+    v0.10), so it admits nothing, not even workloads that ask for no topology. From Kueue v0.15 a ClusterQueue
+    with a MultiKueue AdmissionCheck is exempt (the topology lives on the worker clusters). Only when
+    TopologyAwareScheduling is on (the default from Kueue v0.14). Create the Topology or fix the name.
 
     Fails:
 
@@ -117,11 +119,12 @@ def flavor_missing_topology(obj: Obj, ctx: Context) -> Iterator[Hit]:
     name = obj.spec.get("topologyName")
     if not obj.is_kueue() or not isinstance(name, str) or not name or ctx.get("Topology", name) is not None:
         return
-    enabled, _release, _why = tas_enabled(obj, ctx)
-    if not enabled:
+    enabled, release, _why = tas_enabled(obj, ctx)
+    if not enabled or release < TOPOLOGY_NOT_FOUND_SINCE:
         return  # the gate is off: Kueue ignores topologyName
     users = [cq for cq in ctx.kueue("ClusterQueue") if any(f == obj.name for f, _ in kueue.flavor_names(cq))]
-    blocked = sorted(cq.name for cq in users if not multikueue_checks(cq, ctx))
+    blocked = sorted(cq.name for cq in users
+                     if release < MULTIKUEUE_SKIPS_TAS_SINCE or not multikueue_checks(cq, ctx))
     if users and not blocked:
         return  # only MultiKueue manager queues use it: TAS runs on the workers
     what = (f"Topology {name!r} does not exist; ClusterQueue(s) {', '.join(blocked)} using this flavor stay "
