@@ -16,7 +16,7 @@ from kueueplan.validate import kueue
 from kueueplan.validate.configuration import release_of
 from kueueplan.validate.model import KUEUE_GROUP, Context, Obj
 from kueueplan.validate.registry import Hit, rule
-from kueueplan.validate.rules.references import _missing, dig
+from kueueplan.validate.rules.references import dig, missing_ref
 from kueueplan.validate.rules.tas import MULTIKUEUE_CONTROLLER, MULTIKUEUE_SKIPS_TAS_SINCE, gate_enabled, tas_enabled, \
     tas_flavors
 
@@ -117,8 +117,8 @@ def multikueue_check_bad_parameters(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if not isinstance(name, str) or not name:
         yield Hit(obj, ("spec", "parameters"), f"parameters.name is empty: {_inactive(obj.name, ctx)}")
     elif ctx.get("MultiKueueConfig", name) is None:
-        yield _missing(ctx, "MultiKueueConfig", f"MultiKueueConfig {name!r} does not exist: "
-                                                f"{_inactive(obj.name, ctx)}", ("spec", "parameters", "name"), obj)
+        yield missing_ref(ctx, "MultiKueueConfig", f"MultiKueueConfig {name!r} does not exist: "
+                                                   f"{_inactive(obj.name, ctx)}", ("spec", "parameters", "name"), obj)
 
 
 @rule("KP446", "error", "5 never works", kinds=("MultiKueueConfig",))
@@ -190,9 +190,8 @@ def multikueue_config_missing_cluster(obj: Obj, ctx: Context) -> Iterator[Hit]:
                        "and their ClusterQueues admit nothing")
         else:
             outcome = "workloads are never dispatched to it (the check stays active: SomeActiveClusters)"
-        hit = _missing(ctx, "MultiKueueCluster", f"MultiKueueCluster {name!r} does not exist; {outcome}",
-                       ("spec", "clusters", i), obj)
-        yield hit if every or hit.severity else Hit(obj, hit.path, hit.message, severity="warning")
+        yield missing_ref(ctx, "MultiKueueCluster", f"MultiKueueCluster {name!r} does not exist; {outcome}",
+                          ("spec", "clusters", i), obj, None if every else "warning")
 
 
 @rule("KP447", "error", "5 never works", kinds=("ClusterQueue",))

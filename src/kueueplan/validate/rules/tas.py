@@ -17,7 +17,7 @@ from kueueplan.validate import kueue
 from kueueplan.validate.configuration import universe_configuration
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.registry import Hit, rule
-from kueueplan.validate.rules.references import WORKLOAD_KINDS, _missing, dig
+from kueueplan.validate.rules.references import WORKLOAD_KINDS, dig, missing_ref
 
 TAS_GATE = "TopologyAwareScheduling"
 TAS_ON_BY_DEFAULT = (0, 14)
@@ -131,8 +131,7 @@ def flavor_missing_topology(obj: Obj, ctx: Context) -> Iterator[Hit]:
             "inactive (reason TopologyNotFound) and admit nothing" if blocked else
             f"Topology {name!r} does not exist; any ClusterQueue using this flavor stays inactive "
             "(reason TopologyNotFound)")
-    hit = _missing(ctx, "Topology", what, ("spec", "topologyName"), obj)
-    yield hit if blocked or hit.severity else Hit(obj, hit.path, hit.message, severity="warning")
+    yield missing_ref(ctx, "Topology", what, ("spec", "topologyName"), obj, None if blocked else "warning")
 
 
 def requested_levels(obj: Obj, release: tuple[int, int]) -> Iterator[tuple[tuple[Any, ...], str, str]]:
@@ -516,7 +515,8 @@ def tas_annotation_errors(annotations: dict[str, Any], release: tuple[int, int])
     exclusive = (REQUIRED, PREFERRED) + ((UNCONSTRAINED,) if release >= UNCONSTRAINED_SINCE else ())
     present = [k for k in exclusive if k in annotations]
     if len(present) > 1:
-        yield None, f"the pod template's annotations must not contain more than one of {', '.join(exclusive)} (has {', '.join(present)})"
+        yield None, (f"the pod template's annotations must not contain more than one of {', '.join(exclusive)} "
+                     f"(has {', '.join(present)})")
     for key in (REQUIRED, PREFERRED) + ((SLICE_REQUIRED,) if release >= SLICE_SINCE else ()):
         value = annotations.get(key)
         if key in annotations:
