@@ -25,6 +25,8 @@ MULTIKUEUE_GATE = "MultiKueue"
 MULTIKUEUE_ON_BY_DEFAULT = (0, 9)  # pkg/features/kube_features.go: alpha (off) in v0.6-v0.8, beta (on) from v0.9
 ON_FLAVORS_FILLED = (0, 15)  # pkg/util/admissioncheck NewAdmissionChecks: empty onFlavors = every flavor
 MK_WITH_PROVREQ_SINCE = (0, 16)  # ClusterQueueActiveReasonMultiKueueWithProvisioningRequest
+TAS_WITH_COHORTS_SINCE = (0, 11)  # before: "TAS is not supported for cohorts" (and withinClusterQueue preemption)
+TAS_WITH_PROVREQ_SINCE = (0, 12)  # before: "TAS is not supported with ProvisioningRequest admission check"
 
 
 def _users(ctx: Context, check: str) -> list[str]:
@@ -325,13 +327,13 @@ def _tas_not_supported(obj: Obj, ctx: Context, mk: dict[str, Any], prov: dict[st
     found: list[tuple[str, tuple[Any, ...]]] = []
     cohort, cohort_path = kueue.cohort_of(obj)
     within = dig(obj.spec, "preemption", "withinClusterQueue")
-    if release < (0, 11) and cohort:
+    if release < TAS_WITH_COHORTS_SINCE and cohort:
         found.append(("for cohorts", cohort_path))
-    if release < (0, 11) and within not in (None, "Never"):
+    if release < TAS_WITH_COHORTS_SINCE and within not in (None, "Never"):
         found.append(("for preemption within cluster queue", ("spec", "preemption", "withinClusterQueue")))
     if mk:
         found.append(("with MultiKueue admission check", next(iter(mk.values()))))
-    if prov and release < (0, 12):
+    if prov and release < TAS_WITH_PROVREQ_SINCE:
         found.append(("with ProvisioningRequest admission check", next(iter(prov.values()))))
     for what, path in found:
         yield Hit(obj, path, f"TAS is not supported {what} in Kueue v{release[0]}.{release[1]}: with TAS flavor(s) "
