@@ -353,3 +353,23 @@ def test_missing_topology_in_v0_9_is_not_judged(tmp_path: Path) -> None:
     (tas / "kueue-config.yaml").write_text(_GATE_ON)
     assert [f.rule for f in _ours(tas, "v0.10.6")] == ["KP442"]
     assert [f.rule for f in _ours(tas, "v0.9.5")] == []
+
+
+@pytest.mark.parametrize(("spec_lines", "extra", "failing", "passing", "what"), [
+    ("  preemption:\n    withinClusterQueue: LowerPriority\n", None, "v0.10.6", "v0.11.9",
+     "for preemption within cluster queue"),
+    ("  admissionChecksStrategy:\n    admissionChecks:\n    - name: dws\n",
+     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: dws\nspec:\n"
+     "  controllerName: kueue.x-k8s.io/provisioning-request\n", "v0.11.9", "v0.12.10",
+     "with ProvisioningRequest admission check"),
+])
+def test_what_early_tas_queues_may_not_use(tmp_path: Path, spec_lines: str, extra: str | None, failing: str,
+                                           passing: str, what: str) -> None:
+    tas = _copy(tmp_path, "tas")
+    _edit(tas / "queues.yaml", "  name: gpu-tas\nspec:\n", "  name: gpu-tas\nspec:\n" + spec_lines)
+    if extra:
+        (tas / "extra.yaml").write_text(extra)
+    (tas / "kueue-config.yaml").write_text(_GATE_ON)
+    [hit] = _ours(tas, failing)
+    assert hit.rule == "KP447" and hit.message.startswith(f"TAS is not supported {what} in Kueue")
+    assert _ours(tas, passing) == []
