@@ -187,7 +187,8 @@ def _add_admission_checks(cluster: Cluster, topo: Topology, ids: _Ids) -> None:
     for name, cfg in sorted(configs.items()):
         _ensure(topo, ids("mkconfig", name), "MultiKueueConfig", name, [])
         for worker in _names(_spec(cfg).get("clusters")):
-            where = _spec(clusters.get(worker)).get("clusterSource") or _spec(clusters.get(worker)).get("kubeConfig")
+            spec = _spec(clusters.get(worker))
+            where = spec.get("clusterSource") or spec.get("kubeConfig")  # v1beta2 / v1beta1
             _ensure(topo, ids("mkcluster", worker), "MultiKueueCluster", worker,
                     None if worker not in clusters else _cluster_lines(where))
             topo.edges.append(Edge(ids("mkconfig", name), ids("mkcluster", worker)))
