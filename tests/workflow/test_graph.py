@@ -225,3 +225,13 @@ def test_focus_keeps_checks_topologies_and_multikueue_behind_the_changed_queue()
     tas = focus(cluster, {"gpu-tas"})
     assert [(d["kind"], d["metadata"]["name"]) for d in tas.other] == [("Topology", "gpu-topology")]
     assert "topology_gpu_topology" in build_topology(tas).nodes
+
+
+def test_v1beta1_multikueue_cluster_kubeconfig() -> None:
+    docs = [{"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "MultiKueueConfig", "metadata": {"name": "mk"},
+             "spec": {"clusters": ["w1"]}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "MultiKueueCluster", "metadata": {"name": "w1"},
+             "spec": {"kubeConfig": {"locationType": "Path", "location": "/etc/w1.kubeconfig"}}}]
+    topo = build_topology(read_cluster(docs))
+    assert topo.nodes["mkcluster_w1"].lines == ["kubeconfig: Path /etc/w1.kubeconfig"]
+    assert ("mkconfig_mk", "mkcluster_w1") in {(e.source, e.target) for e in topo.edges}
