@@ -77,8 +77,11 @@ def _manifest_seeds() -> list[dict[str, Any]]:
         seeds += _yaml_docs(path)[0]["scenario"]["spec"].get("manifests", [])
     for path in sorted((SHARED / "upstream" / "kueue" / "examples" / "admin").glob("*.yaml")):
         seeds += [d for d in _yaml_docs(path) if isinstance(d, dict)]
+    for path in sorted((REPO / "tests" / "validate" / "platforms").rglob("*.yaml")):  # TAS and MultiKueue
+        seeds += [d for d in _yaml_docs(path) if isinstance(d, dict)]
     kinds = {"ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck",
-             "ProvisioningRequestConfig", "Namespace", "PriorityClass"}
+             "ProvisioningRequestConfig", "Namespace", "PriorityClass", "Topology", "MultiKueueConfig",
+             "MultiKueueCluster"}
     return [s for s in seeds if s.get("kind") in kinds]
 
 
@@ -307,7 +310,7 @@ def _cluster_pipeline(docs: list[Any]) -> None:
 @given(st.lists(st.sampled_from(MANIFEST_SEEDS), min_size=1, max_size=4), st.data())
 def test_read_cluster_on_mutated_kueue_objects(seeds: list[dict[str, Any]], data: st.DataObject) -> None:
     kinds = ["ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck",
-             "Namespace", "PriorityClass", "ClusterQueueList", "List", "Workload"]
+             "Namespace", "PriorityClass", "ClusterQueueList", "List", "Workload", "Topology", "MultiKueueConfig"]
     docs = [mutate(data, s, kinds) for s in seeds]
     if data.draw(st.booleans(), label="as a List"):
         docs = [{"apiVersion": "v1", "kind": "List", "items": docs}]

@@ -22,7 +22,9 @@ KINDS = [("kueue.x-k8s.io/v1beta2", "ClusterQueue"), ("kueue.x-k8s.io/v1beta1", 
          ("kueue.x-k8s.io/v1beta2", "LocalQueue"), ("kueue.x-k8s.io/v1beta2", "Cohort"),
          ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"), ("kueue.x-k8s.io/v1beta2", "Workload"),
          ("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"), ("ray.io/v1", "RayJob"), ("ray.io/v1", "RayCluster"),
-         ("batch/v1", "Job"), ("v1", "Pod"), ("v1", "Namespace"), ("config.kueue.x-k8s.io/v1beta2", "Configuration")]
+         ("batch/v1", "Job"), ("v1", "Pod"), ("v1", "Namespace"), ("config.kueue.x-k8s.io/v1beta2", "Configuration"),
+         ("kueue.x-k8s.io/v1beta2", "Topology"), ("kueue.x-k8s.io/v1beta2", "AdmissionCheck"),
+         ("kueue.x-k8s.io/v1beta2", "MultiKueueConfig"), ("jobset.x-k8s.io/v1alpha2", "JobSet")]
 KEYS = ["spec", "metadata", "name", "namespace", "labels", "annotations", "resourceGroups", "coveredResources",
         "flavors", "resources", "nominalQuota", "borrowingLimit", "lendingLimit", "cohortName", "cohort",
         "clusterQueue", "namespaceSelector", "matchLabels", "matchExpressions", "key", "operator", "values",
@@ -30,7 +32,9 @@ KEYS = ["spec", "metadata", "name", "namespace", "labels", "annotations", "resou
         "workerGroupSpecs", "groupName", "replicas", "shutdownAfterJobFinishes", "clusterSelector", "nodeTaints",
         "effect", "tolerations", "parentName", "admissionChecksStrategy", "admissionChecks", "onFlavors",
         "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class", "fairSharing", "weight", "preemption",
-        "value", "parallelism", "waitForPodsReady", "timeout", "minCount", "count"]
+        "value", "parallelism", "waitForPodsReady", "timeout", "minCount", "count", "topologyName", "levels",
+        "nodeLabel", "controllerName", "parameters", "clusters", "topologyRequest", "required",
+        "kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=True),
                     st.sampled_from(["", "4", "-1", "500m", "16Gi", "1e400", "cpu", "x" * 300, "Never", "a/b/c"]))
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),

@@ -142,3 +142,96 @@ def test_focus_keeps_the_changed_cohort_tree_and_drops_the_rest() -> None:
     assert list(part.local_queues) == [("ns-a", "q")]
     assert focus(cluster, {"a1"}, limit=1).cluster_queues.keys() == {"a1"}
     assert sorted(focus(cluster, {"solo", "b1"}).cluster_queues) == ["b1", "solo"]
+
+
+PLATFORMS = Path(__file__).resolve().parents[1] / "validate" / "platforms"
+
+
+def test_multikueue_check_config_and_workers_behind_the_queue() -> None:
+    topo = build_topology(read_cluster(load_documents([PLATFORMS / "multikueue"])))
+    labels = {(e.source, e.target): e.label for e in topo.edges}
+    assert labels[("cq_cluster_queue", "ac_sample_multikueue")] == ""  # every flavor: no onFlavors label
+    assert labels[("ac_sample_multikueue", "mkconfig_multikueue_config")] == "parameters"
+    assert ("mkconfig_multikueue_config", "mkcluster_worker_eu") in labels
+    assert ("mkconfig_multikueue_config", "mkcluster_worker_us") in labels
+    assert topo.nodes["ac_sample_multikueue"].lines == ["controller: kueue.x-k8s.io/multikueue"]
+    assert topo.nodes["mkcluster_worker_eu"].lines == ["kubeconfig: Secret worker-eu-secret"]
+    text = mermaid(topo)
+    assert 'ac_sample_multikueue{"<b>AdmissionCheck sample-multikueue</b>' in text
+    assert 'mkcluster_worker_us[("<b>MultiKueueCluster worker-us</b>' in text
+    assert "mkcluster_worker_us [label=\"MultiKueueCluster worker-us\\nkubeconfig: Secret worker-us-secret\", " \
+           "shape=cylinder];" in dot(topo)
+
+
+def test_topology_behind_a_tas_flavor() -> None:
+    topo = build_topology(read_cluster(load_documents([PLATFORMS / "tas"])))
+    edges = {(e.source, e.target): e.label for e in topo.edges}
+    assert edges[("flavor_h100_tas", "topology_gpu_topology")] == "topologyName"
+    assert not any(s == "flavor_cpu_pool" and t.startswith("topology_") for s, t in edges)
+    assert topo.nodes["topology_gpu_topology"].lines == [
+        "cloud.provider.com/topology-block > cloud.provider.com/topology-rack > kubernetes.io/hostname"]
+    assert 'topology_gpu_topology>"<b>Topology gpu-topology</b>' in mermaid(topo)
+    assert "shape=tab" in dot(topo)
+
+
+def test_on_flavors_and_missing_references_are_drawn() -> None:
+    cq = _cq("gpu")
+    cq["spec"]["admissionChecksStrategy"] = {"admissionChecks": [
+        {"name": "dws", "onFlavors": ["gpu", "spot"]}, {"name": "ghost"}]}
+    docs = [cq,
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "dws"},
+             "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request",
+                      "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig",
+                                     "name": "dws-config"}}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ProvisioningRequestConfig",
+             "metadata": {"name": "dws-config"}, "spec": {"provisioningClassName": "queued-provisioning.gke.io"}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "gpu"},
+             "spec": {"nodeLabels": {"pool": "a"}, "topologyName": "absent"}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueConfig", "metadata": {"name": "mk"},
+             "spec": {"clusters": ["nowhere"]}}]
+    topo = build_topology(read_cluster(docs))
+    edges = {(e.source, e.target): e.label for e in topo.edges}
+    assert edges[("cq_gpu", "ac_dws")] == "onFlavors: gpu, spot"
+    assert edges[("ac_dws", "provconfig_dws_config")] == "parameters"
+    assert topo.nodes["provconfig_dws_config"].lines == ["class: queued-provisioning.gke.io"]
+    for node_id in ("ac_ghost", "topology_absent", "mkcluster_nowhere"):
+        assert topo.nodes[node_id].lines == ["(not defined)"], node_id
+    assert edges[("flavor_gpu", "topology_absent")] == "topologyName"
+
+
+def test_hostile_names_of_checks_and_topologies_are_escaped() -> None:
+    evil = 'x"]\n```\n@team <b>'
+    cq = _cq("q")
+    cq["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": evil, "onFlavors": [evil]}]}
+    docs = [cq, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "gpu"},
+                 "spec": {"topologyName": evil}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": evil},
+             "spec": {"levels": [{"nodeLabel": evil}]}}]
+    topo = build_topology(read_cluster(docs))
+    text, graph = mermaid(topo), dot(topo)
+    assert "```" not in text and "\n@team" not in text and "<b>x" not in text
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", n) for n in topo.nodes)
+    assert graph.count("{") == graph.count("}") and '\\"]' in graph and "\n```" not in graph
+
+
+def test_focus_keeps_checks_topologies_and_multikueue_behind_the_changed_queue() -> None:
+    docs = load_documents([PLATFORMS / "multikueue"]) + load_documents([PLATFORMS / "tas"])
+    cluster = read_cluster(docs)
+    part = focus(cluster, {"cluster-queue"})
+    assert list(part.admission_checks) == ["sample-multikueue"]
+    kinds = sorted((d["kind"], d["metadata"]["name"]) for d in part.other)
+    assert kinds == [("MultiKueueCluster", "worker-eu"), ("MultiKueueCluster", "worker-us"),
+                     ("MultiKueueConfig", "multikueue-config")]
+    tas = focus(cluster, {"gpu-tas"})
+    assert [(d["kind"], d["metadata"]["name"]) for d in tas.other] == [("Topology", "gpu-topology")]
+    assert "topology_gpu_topology" in build_topology(tas).nodes
+
+
+def test_v1beta1_multikueue_cluster_kubeconfig() -> None:
+    docs = [{"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "MultiKueueConfig", "metadata": {"name": "mk"},
+             "spec": {"clusters": ["w1"]}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "MultiKueueCluster", "metadata": {"name": "w1"},
+             "spec": {"kubeConfig": {"locationType": "Path", "location": "/etc/w1.kubeconfig"}}}]
+    topo = build_topology(read_cluster(docs))
+    assert topo.nodes["mkcluster_w1"].lines == ["kubeconfig: Path /etc/w1.kubeconfig"]
+    assert ("mkconfig_mk", "mkcluster_w1") in {(e.source, e.target) for e in topo.edges}

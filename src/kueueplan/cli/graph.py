@@ -17,7 +17,8 @@ from kueueplan.workflow.sources import load_side, pick_env
 @click.option("-f", "--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True)
 @click.option("--env", default=None, help="Environment to draw (spec folders, or gen/ with one folder per env).")
 def graph(path: Path | None, fmt: str, env: str | None) -> None:
-    """Draw flavors, cohorts, ClusterQueues (with quotas), LocalQueues and namespaces.
+    """Draw flavors, cohorts, ClusterQueues (with quotas), LocalQueues, namespaces, admission checks (MultiKueue
+    configs and clusters behind them) and the Topologies behind TAS flavors.
 
     PATH is a spec folder or rendered manifests (a folder or a file); default environments/.
     """

@@ -10,8 +10,15 @@ _MERMAID_SHAPES = {
     "ClusterQueue": ('["', '"]'),
     "LocalQueue": ('(["', '"])'),
     "Namespace": ('[/"', '"/]'),
+    "AdmissionCheck": ('{"', '"}'),
+    "MultiKueueConfig": ('[["', '"]]'),
+    "ProvisioningRequestConfig": ('[["', '"]]'),
+    "MultiKueueCluster": ('[("', '")]'),
+    "Topology": ('>"', '"]'),
 }
-_DOT_SHAPES = {"ResourceFlavor": "hexagon", "ClusterQueue": "box", "LocalQueue": "ellipse", "Namespace": "folder"}
+_DOT_SHAPES = {"ResourceFlavor": "hexagon", "ClusterQueue": "box", "LocalQueue": "ellipse", "Namespace": "folder",
+               "AdmissionCheck": "diamond", "MultiKueueConfig": "component", "ProvisioningRequestConfig": "component",
+               "MultiKueueCluster": "cylinder", "Topology": "tab"}
 HIGHLIGHT_FILL = "#fff3cd"
 HIGHLIGHT_STROKE = "#d97706"
 

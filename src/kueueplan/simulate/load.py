@@ -167,15 +167,44 @@ def warnings_for(objects: list[Obj]) -> list[str]:
         name = str(m.get("name") or f"{m.get('generateName') or '?'}*")
         ns = m.get("namespace")
         unknown.setdefault(kind, []).append(f"{ns}/{name}" if ns else name)
-    out = _range_warnings(objects)
+    out = _range_warnings(objects) + _unmodelled_features(objects)
     for kind, names in sorted(unknown.items()):
-        shown = ", ".join(names[:_LISTED]) + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
+        shown = _listed(names)
         if kind in OTHER_INTEGRATIONS:
             why = "a Kueue integration the simulator does not run yet: it is not part of the load"
         else:
             why = "not modelled by the simulator: ignored"
         out.append(f"{kind} {shown}: {why}")
     return out
+
+
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+
+
+def _unmodelled_features(objects: list[Obj]) -> list[str]:
+    """Kueue objects the simulator reads, but only in part: TAS flavors and MultiKueue checks (not silently plain)."""
+    tas, multikueue = [], []
+    for data, _file, _line in objects:
+        if api_version_of(data)[0] != "kueue.x-k8s.io" or not isinstance(data.get("spec"), Mapping):
+            continue
+        name = str(meta(data).get("name") or "?")
+        if data.get("kind") == "ResourceFlavor" and data["spec"].get("topologyName"):
+            tas.append(name)
+        elif data.get("kind") == "AdmissionCheck" and data["spec"].get("controllerName") == MULTIKUEUE_CONTROLLER:
+            multikueue.append(name)
+    out = []
+    if tas:
+        out.append(f"ResourceFlavor {_listed(tas)}: topologyName (topology-aware scheduling) is not modelled: "
+                   "workloads are admitted on quota alone, without a topology placement")
+    if multikueue:
+        out.append(f"AdmissionCheck {_listed(multikueue)}: MultiKueue dispatch to worker clusters is not modelled: "
+                   "workloads run on this cluster's quota and the check turns Ready as the scenario's "
+                   "admissionChecks model says (at once without one)")
+    return out
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:_LISTED]) + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
 
 
 def _build_file(data: Mapping[str, Any]) -> bool:

@@ -1,24 +1,30 @@
 """The queue topology of a cluster as a renderer-neutral graph (Mermaid / DOT live in `report.graph`).
 
-Nodes: ResourceFlavors, ClusterQueues (with their quotas), LocalQueues and namespaces. Cohorts are
-groups that nest (a Cohort's parent), so renderers draw them as nested subgraphs. Edges: ClusterQueue ->
-flavor (labelled with its quotas there), LocalQueue -> ClusterQueue, namespace -> LocalQueue, and
-ClusterQueue -> namespace for what a (non-empty) namespaceSelector selects.
+Nodes: ResourceFlavors, ClusterQueues (with their quotas), LocalQueues and namespaces, AdmissionChecks and what
+stands behind them (MultiKueueConfig and its MultiKueueClusters, ProvisioningRequestConfig), and the Topologies
+behind TAS flavors. Cohorts are groups that nest (a Cohort's parent), so renderers draw them as nested
+subgraphs. Edges: ClusterQueue -> flavor (labelled with its quotas there), LocalQueue -> ClusterQueue,
+namespace -> LocalQueue, ClusterQueue -> namespace for what a (non-empty) namespaceSelector selects,
+ClusterQueue -> AdmissionCheck (labelled with its `onFlavors`), AdmissionCheck -> its parameters object,
+MultiKueueConfig -> MultiKueueCluster and flavor -> Topology.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from kueueplan.kube.objects import Cluster, ClusterQueue, ResourceGroup, selector_matches
+from kueueplan.kube.objects import KUEUE_GROUP, Cluster, ClusterQueue, ResourceGroup, api_version_of, meta, \
+    selector_matches
 from kueueplan.workflow.quotas import amount_text
 
 
 @dataclass
 class Node:
     id: str
-    kind: str  # ResourceFlavor, ClusterQueue, LocalQueue, Namespace
+    kind: str  # ResourceFlavor, ClusterQueue, LocalQueue, Namespace, AdmissionCheck, Topology, MultiKueue...
     title: str
     lines: list[str] = field(default_factory=list)
     highlight: bool = False
@@ -131,8 +137,94 @@ def build_topology(cluster: Cluster, changed: dict[str, list[str]] | None = None
             hot = name in changed and (changed_flavors is None or flavor in changed_flavors.get(name, set()))
             topo.edges.append(Edge(node_id, ids("flavor", flavor), text, highlight=hot))
     _add_namespaces(cluster, topo, ids)
+    _add_admission_checks(cluster, topo, ids)
+    _add_topologies(cluster, topo, ids)
     topo.groups = _cohort_groups(cluster, ids, changed)
     return topo
+
+
+# Kueue kinds kube.objects does not model: read from `Cluster.other` for drawing only.
+EXTRA_KINDS = ("Topology", "MultiKueueConfig", "MultiKueueCluster")
+
+
+def kueue_others(cluster: Cluster, kind: str) -> dict[str, Mapping[str, Any]]:
+    """name -> manifest of the Kueue objects of `kind` that `Cluster` keeps unmodelled (in `other`)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for data in cluster.other:
+        if isinstance(data, Mapping) and data.get("kind") == kind and api_version_of(data)[0] == KUEUE_GROUP:
+            name = meta(data).get("name")
+            if isinstance(name, str) and name:
+                out[name] = data
+    return out
+
+
+def _spec(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    spec = data.get("spec") if data is not None else None
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _names(value: Any) -> list[str]:
+    """A list of names as strings (any other shape, which the schema layer reports, as none)."""
+    return [str(v) for v in value if isinstance(v, (str, int))] if isinstance(value, list) else []
+
+
+def _ensure(topo: Topology, node_id: str, kind: str, name: str, lines: list[str] | None = None) -> None:
+    """Add a node once; a referenced object that is not defined is still drawn, and says so."""
+    if node_id not in topo.nodes:
+        topo.nodes[node_id] = Node(node_id, kind, f"{kind} {name}", ["(not defined)"] if lines is None else lines)
+
+
+def _add_admission_checks(cluster: Cluster, topo: Topology, ids: _Ids) -> None:
+    for name, ac in sorted(cluster.admission_checks.items()):
+        _ensure(topo, ids("ac", name), "AdmissionCheck", name, [f"controller: {ac.controller_name}"])
+    for name, cq in sorted(cluster.cluster_queues.items()):
+        for rule in cq.admission_checks:
+            _ensure(topo, ids("ac", rule.name), "AdmissionCheck", rule.name)
+            label = f"onFlavors: {', '.join(rule.on_flavors)}" if rule.on_flavors else ""
+            topo.edges.append(Edge(ids("cq", name), ids("ac", rule.name), label))
+    configs = kueue_others(cluster, "MultiKueueConfig")
+    clusters = kueue_others(cluster, "MultiKueueCluster")
+    for name, cfg in sorted(configs.items()):
+        _ensure(topo, ids("mkconfig", name), "MultiKueueConfig", name, [])
+        for worker in _names(_spec(cfg).get("clusters")):
+            spec = _spec(clusters.get(worker))
+            where = spec.get("clusterSource") or spec.get("kubeConfig")  # v1beta2 / v1beta1
+            _ensure(topo, ids("mkcluster", worker), "MultiKueueCluster", worker,
+                    None if worker not in clusters else _cluster_lines(where))
+            topo.edges.append(Edge(ids("mkconfig", name), ids("mkcluster", worker)))
+    for name, ac in sorted(cluster.admission_checks.items()):
+        params = dict(ac.parameters)
+        target = params.get("name")
+        if not target:
+            continue
+        if params.get("kind") == "MultiKueueConfig":
+            _ensure(topo, ids("mkconfig", target), "MultiKueueConfig", target)
+            topo.edges.append(Edge(ids("ac", name), ids("mkconfig", target), "parameters"))
+        elif params.get("kind") == "ProvisioningRequestConfig":
+            prc = cluster.provisioning_request_configs.get(target)
+            _ensure(topo, ids("provconfig", target), "ProvisioningRequestConfig", target,
+                    None if prc is None else [f"class: {prc.provisioning_class_name}"])
+            topo.edges.append(Edge(ids("ac", name), ids("provconfig", target), "parameters"))
+
+
+def _cluster_lines(source: Any) -> list[str]:
+    """Where a MultiKueueCluster's kubeconfig comes from (v1beta2 clusterSource.kubeConfig, v1beta1 kubeConfig)."""
+    kubeconfig = source.get("kubeConfig", source) if isinstance(source, Mapping) else None
+    if not isinstance(kubeconfig, Mapping) or not kubeconfig.get("location"):
+        return []
+    return [f"kubeconfig: {kubeconfig.get('locationType') or 'Secret'} {kubeconfig['location']}"]
+
+
+def _add_topologies(cluster: Cluster, topo: Topology, ids: _Ids) -> None:
+    topologies = kueue_others(cluster, "Topology")
+    for name, data in sorted(topologies.items()):
+        raw = _spec(data).get("levels")
+        levels = [str(lv.get("nodeLabel")) for lv in (raw if isinstance(raw, list) else []) if isinstance(lv, Mapping)]
+        _ensure(topo, ids("topology", name), "Topology", name, [" > ".join(levels)] if levels else [])
+    for name, flavor in sorted(cluster.resource_flavors.items()):
+        if flavor.topology_name:
+            _ensure(topo, ids("topology", flavor.topology_name), "Topology", flavor.topology_name)
+            topo.edges.append(Edge(ids("flavor", name), ids("topology", flavor.topology_name), "topologyName"))
 
 
 def _add_namespaces(cluster: Cluster, topo: Topology, ids: _Ids) -> None:
@@ -250,4 +342,20 @@ def focus(cluster: Cluster, changed: set[str], limit: int = 40) -> Cluster:
     used = {f.name for owner in [*out.cluster_queues.values(), *out.cohorts.values()]
             for g in owner.resource_groups for f in g.flavors}
     out.resource_flavors = {n: f for n, f in cluster.resource_flavors.items() if n in used}
+    checks = {r.name for cq in out.cluster_queues.values() for r in cq.admission_checks}
+    out.admission_checks = {n: ac for n, ac in cluster.admission_checks.items() if n in checks}
+    out.provisioning_request_configs = dict(cluster.provisioning_request_configs)
+    out.other = _reachable_extras(cluster, out)
     return out
+
+
+def _reachable_extras(cluster: Cluster, out: Cluster) -> list[Mapping[str, Any]]:
+    """The Topologies behind the kept flavors and the MultiKueue objects behind the kept checks."""
+    topologies = {f.topology_name for f in out.resource_flavors.values() if f.topology_name}
+    configs = {dict(ac.parameters).get("name") for ac in out.admission_checks.values()
+               if dict(ac.parameters).get("kind") == "MultiKueueConfig"}
+    all_configs = kueue_others(cluster, "MultiKueueConfig")
+    workers = {w for c in configs if c in all_configs for w in _names(_spec(all_configs[c]).get("clusters"))}
+    keep = {("Topology", n) for n in topologies} | {("MultiKueueConfig", n) for n in configs if n} \
+        | {("MultiKueueCluster", n) for n in workers}
+    return [d for kind in EXTRA_KINDS for n, d in kueue_others(cluster, kind).items() if (kind, n) in keep]

@@ -12,8 +12,10 @@ from kueueplan.validate.rules import (  # noqa: F401
     kinds,
     release,
     loading,
+    multikueue,
     policy,
     quantities,
     references,
+    tas,
     webhook,
 )

@@ -19,9 +19,12 @@ WORKLOAD_KINDS = ("Job", "Pod", "RayJob", "RayCluster", "RayService", "JobSet", 
                   "LeaderWorkerSet", "CronJob", "SparkApplication")
 
 
-def _missing(ctx: Context, kind: str, what: str, path: tuple[Any, ...], obj: Obj) -> Hit:
+def missing_ref(ctx: Context, kind: str, what: str, path: tuple[Any, ...], obj: Obj,
+                severity: str | None = None) -> Hit:
+    """A reference to a `kind` object that is not among the inputs: the rule's severity (or `severity`) when the
+    inputs declare objects of that kind, else info (it may exist in the cluster)."""
     if ctx.kueue(kind) or (kind in ("PriorityClass", "Namespace") and ctx.has_kind(kind)):
-        return Hit(obj, path, what)
+        return Hit(obj, path, what, severity=severity)
     return Hit(obj, path, f"{what} (no {kind} among the inputs; make sure it exists in the cluster)",
                severity="info")
 
@@ -76,8 +79,8 @@ def lq_missing_cq(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                   "immutable once created)")
         return
     if ctx.get("ClusterQueue", str(cq)) is None:
-        yield _missing(ctx, "ClusterQueue", f"ClusterQueue {cq!r} does not exist; workloads in this LocalQueue "
-                                            "stay pending forever", ("spec", "clusterQueue"), obj)
+        yield missing_ref(ctx, "ClusterQueue", f"ClusterQueue {cq!r} does not exist; workloads in this LocalQueue "
+                                               "stay pending forever", ("spec", "clusterQueue"), obj)
 
 
 @rule("KP402", "error", "5 never works", kinds=("ClusterQueue",))
@@ -134,8 +137,8 @@ def cq_missing_flavor(obj: Obj, ctx: Context) -> Iterator[Hit]:
         return
     for name, path in kueue.flavor_names(obj):
         if ctx.get("ResourceFlavor", name) is None:
-            yield _missing(ctx, "ResourceFlavor", f"ResourceFlavor {name!r} does not exist; the ClusterQueue "
-                                                  "stays inactive and admits nothing", path, obj)
+            yield missing_ref(ctx, "ResourceFlavor", f"ResourceFlavor {name!r} does not exist; the ClusterQueue "
+                                                     "stays inactive and admits nothing", path, obj)
 
 
 @rule("KP403", "error", "5 never works", kinds=("ClusterQueue",))
@@ -188,8 +191,8 @@ def cq_missing_check(obj: Obj, ctx: Context) -> Iterator[Hit]:
         return
     for name, path in kueue.admission_check_refs(obj):
         if ctx.get("AdmissionCheck", name) is None:
-            yield _missing(ctx, "AdmissionCheck", f"AdmissionCheck {name!r} does not exist; the ClusterQueue "
-                                                  "stays inactive and admits nothing", path, obj)
+            yield missing_ref(ctx, "AdmissionCheck", f"AdmissionCheck {name!r} does not exist; the ClusterQueue "
+                                                     "stays inactive and admits nothing", path, obj)
 
 
 @rule("KP404", "error", "5 never works", scope="global")
@@ -323,8 +326,8 @@ def workload_missing_queue(obj: Obj, ctx: Context) -> Iterator[Hit]:
     if ctx.get("LocalQueue", name, obj.namespace) is None:
         others = sorted(o.namespace or "" for o in ctx.kueue("LocalQueue") if o.name == name)
         where = f" (a LocalQueue {name!r} exists in: {', '.join(others)})" if others else ""
-        yield _missing(ctx, "LocalQueue", f"queue-name {name!r} names no LocalQueue in namespace "
-                                          f"{obj.namespace!r}{where}", path, obj)
+        yield missing_ref(ctx, "LocalQueue", f"queue-name {name!r} names no LocalQueue in namespace "
+                                             f"{obj.namespace!r}{where}", path, obj)
 
 
 def dig(value: Any, *keys: str) -> Any:
@@ -433,14 +436,14 @@ def workload_missing_priority(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """
     label = obj.labels.get(kueue.PRIORITY_LABEL)
     if label and ctx.get("WorkloadPriorityClass", str(label)) is None:
-        yield _missing(ctx, "WorkloadPriorityClass", f"priority-class {label!r} names no WorkloadPriorityClass",
-                       ("metadata", "labels", kueue.PRIORITY_LABEL), obj)
+        yield missing_ref(ctx, "WorkloadPriorityClass", f"priority-class {label!r} names no WorkloadPriorityClass",
+                          ("metadata", "labels", kueue.PRIORITY_LABEL), obj)
     builtin = {"system-cluster-critical", "system-node-critical"}
     for path, spec in pod_templates(obj):
         name = spec.get("priorityClassName")
         if name and isinstance(name, str) and name not in builtin and ctx.get("PriorityClass", name) is None:
-            yield _missing(ctx, "PriorityClass", f"priorityClassName {name!r} names no PriorityClass",
-                           path + ("priorityClassName",), obj)
+            yield missing_ref(ctx, "PriorityClass", f"priorityClassName {name!r} names no PriorityClass",
+                              path + ("priorityClassName",), obj)
 
 
 @rule("KP407", "error", "5 never works", scope="global")
