@@ -108,7 +108,7 @@ def test_a_local_queue_must_point_at_one_of_the_teams_queues(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("teams,needle,line", [
-    (DEV_PROD.replace("name: ml-dev", "name: ml-prod"), "clusterQueues names must be distinct", 4),
+    (DEV_PROD.replace("name: ml-dev", "name: ml-prod"), "clusterQueues names must be distinct", 10),
     (DEV_PROD + "  clusterQueue: ml\n", "set 'clusterQueue' (one queue) or 'clusterQueues', not both", 4),
     (DEV_PROD + "---\n" + HEAD + "kind: Team\nmetadata: {name: other}\nspec: {clusterQueue: ml-dev}\n",
      "ClusterQueue 'ml-dev' already belongs to team 'ml'", 25),
