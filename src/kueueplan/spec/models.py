@@ -16,6 +16,7 @@ from kueueplan.kube.configuration import Configuration as _KueueConfiguration
 from kueueplan.spec.types import (
     AnnotationMap,
     DnsLabel,
+    LabelKey,
     LabelMap,
     DnsSubdomain,
     Duration,
@@ -74,7 +75,62 @@ class ResourceFlavorSpec(Strict):
     nodeLabels: LabelMap = Field(default_factory=dict, description="Labels of the nodes of this flavor (≤ 8)")
     nodeTaints: list[Taint] = Field(default_factory=list, max_length=8)
     tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
-    topologyName: DnsSubdomain | None = None
+    topologyName: DnsSubdomain | None = Field(default=None, description="A Topology document (TAS)")
+
+
+# --------------------------------------------------------------------------- Topology (topology-aware scheduling)
+
+
+class TopologyLevel(Strict):
+    nodeLabel: LabelKey = Field(max_length=316, description="A node label naming one level, e.g. "
+                                                            "cloud.google.com/gke-nodepool")
+
+
+class TopologySpec(Strict):
+    levels: list[Annotated[TopologyLevel, _name_to_mapping("nodeLabel", TopologyLevel)]] = Field(
+        min_length=1, max_length=16,
+        description="Node labels from the widest level (block, rack) to the narrowest (kubernetes.io/hostname)")
+
+    @model_validator(mode="after")
+    def _levels(self) -> TopologySpec:
+        # The CRD's CEL rules (kueue apis/kueue/v1beta2/topology_types.go): unique levels, hostname last.
+        labels = [level.nodeLabel for level in self.levels]
+        if len(set(labels)) != len(labels):
+            raise ValueError("topology levels must be unique")
+        if HOSTNAME_LABEL in labels[:-1]:
+            raise ValueError(f"{HOSTNAME_LABEL} can only be the lowest (last) level")
+        return self
+
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+# --------------------------------------------------------------------------- MultiKueue
+
+
+class KubeConfig(Strict):
+    locationType: Literal["Secret", "Path"] = Field(
+        default="Secret", description="Secret: a Secret in Kueue's namespace; Path: a file on Kueue's manager")
+    location: str = Field(min_length=1, max_length=256, description="The Secret's name, or the file's path")
+
+
+class ClusterProfileRef(Strict):
+    name: str = Field(min_length=1, max_length=256)
+
+
+class MultiKueueClusterSpec(Strict):
+    """A worker cluster of MultiKueue. Kueue's v1beta1 API needs kubeConfig (clusterProfileRef beside it from
+    Kueue v0.15); v1beta2 takes exactly one of them."""
+
+    kubeConfig: KubeConfig | None = None
+    clusterProfileRef: ClusterProfileRef | None = Field(
+        default=None, description="A ClusterProfile (Kueue v0.15+, feature gate MultiKueueClusterProfile)")
+
+    @model_validator(mode="after")
+    def _source(self) -> MultiKueueClusterSpec:
+        if self.kubeConfig is None and self.clusterProfileRef is None:
+            raise ValueError("set 'kubeConfig' or 'clusterProfileRef'")
+        return self
 
 
 # --------------------------------------------------------------------------- Priority
@@ -152,8 +208,22 @@ class CheckSimulation(Strict):
                                                           description="At most this much provisioned at once")
 
 
+class MultiKueue(Strict):
+    configName: DnsSubdomain | None = Field(default=None, description="MultiKueueConfig name (default the check's)")
+    clusters: list[DnsSubdomain] = Field(min_length=1, max_length=20, description="MultiKueueCluster documents")
+    quotaManagement: Literal["Manual", "Automated"] | None = Field(default=None,
+                                                                   description="Kueue v0.18+, v1beta2 API")
+
+    @model_validator(mode="after")
+    def _unique(self) -> MultiKueue:
+        if len(set(self.clusters)) != len(self.clusters):
+            raise ValueError("a cluster is listed twice")
+        return self
+
+
 class AdmissionCheckSpec(Strict):
     provisioningRequest: ProvisioningRequest | None = None
+    multiKueue: MultiKueue | None = Field(default=None, description="Dispatch admitted workloads to worker clusters")
     controllerName: str | None = Field(default=None, min_length=1, max_length=253,
                                        description="Any other admission check controller")
     parameters: CheckParameters | None = None
@@ -161,11 +231,12 @@ class AdmissionCheckSpec(Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> AdmissionCheckSpec:
-        if (self.provisioningRequest is None) == (self.controllerName is None):
-            raise ValueError("set exactly one of 'provisioningRequest' or 'controllerName'")
-        if self.provisioningRequest is not None and self.parameters is not None:
-            raise ValueError("'parameters' is for a generic controller; a provisioningRequest check gets its "
-                             "ProvisioningRequestConfig as parameters")
+        kinds = [self.provisioningRequest, self.multiKueue, self.controllerName]
+        if sum(k is not None for k in kinds) != 1:
+            raise ValueError("set exactly one of 'provisioningRequest', 'multiKueue' or 'controllerName'")
+        if self.controllerName is None and self.parameters is not None:
+            raise ValueError("'parameters' is for a generic controller; a provisioningRequest or multiKueue check "
+                             "gets its generated config as parameters")
         return self
 
 
@@ -199,6 +270,8 @@ class LocalQueueSpec(Strict):
     name: DnsLabel
     namespaces: list[DnsLabel] | None = Field(default=None,
                                               description="Namespaces to create it in (default: all the team's)")
+    clusterQueue: DnsLabel | None = Field(
+        default=None, description="One of the team's ClusterQueues (default: its first that is not lendOnly)")
     stopPolicy: Literal["None", "Hold", "HoldAndDrain"] | None = None
     fairSharing: FairSharing | None = None
 
@@ -233,10 +306,10 @@ class Expectation(Strict):
                                               "(default 1: every run); one run ignores it")
 
 
-class TeamSpec(Strict):
-    namespaces: list[Annotated[NamespaceSpec, _name_to_mapping("name", NamespaceSpec)]] | None = Field(
-        default=None, description="The team's namespaces (default: one named like the team)")
-    clusterQueue: DnsLabel | None = Field(default=None, description="ClusterQueue name (default: the team's name)")
+class QueueFields(Strict):
+    """The fields of one ClusterQueue. A Team's are the defaults of each of its `clusterQueues` entries; a field an
+    entry sets replaces the team's (the whole field: an entry's quotas replace the team's quotas)."""
+
     cohort: DnsLabel | None = None
     namespaceSelector: LabelSelector | None = Field(
         default=None, description="Override the generated selector ({} = every namespace)")
@@ -247,13 +320,62 @@ class TeamSpec(Strict):
     stopPolicy: Literal["None", "Hold", "HoldAndDrain"] | None = None
     fairSharing: FairSharing | None = None
     admissionChecks: list[Annotated[TeamCheck, _name_to_mapping("name", TeamCheck)]] = Field(default_factory=list)
+    lendOnly: bool = Field(default=False,
+                           description="A queue only lending its quota to its cohort: no namespaceSelector (Kueue: "
+                                       "it selects no namespace), no namespaces or LocalQueues")
+    expect: Expectation | None = Field(default=None,
+                                       description="Expectation for every workload the ClusterQueue admits "
+                                                   "(kueueplan simulate)")
+
+
+QUEUE_FIELDS = tuple(QueueFields.model_fields)
+
+
+class ClusterQueueEntry(QueueFields):
+    """One of a team's ClusterQueues; unset fields are the team's."""
+
+    name: DnsLabel = Field(description="ClusterQueue name")
+
+
+class TeamSpec(QueueFields):
+    namespaces: list[Annotated[NamespaceSpec, _name_to_mapping("name", NamespaceSpec)]] | None = Field(
+        default=None, description="The team's namespaces (default: one named like the team; none when lendOnly)")
+    clusterQueue: DnsLabel | None = Field(default=None, description="ClusterQueue name (default: the team's name); "
+                                                                    "for one queue, without clusterQueues")
+    clusterQueues: list[ClusterQueueEntry] | None = Field(
+        default=None, min_length=1, description="Several ClusterQueues (e.g. dev and prod, or high and low "
+                                                "priority), the team's queue fields being their defaults")
     localQueues: list[Annotated[LocalQueueSpec, _name_to_mapping("name", LocalQueueSpec)]] | None = Field(
-        default=None, description="LocalQueues (default: one named like the team)")
+        default=None, description="LocalQueues (default: one named like the team; none when every queue is "
+                                  "lendOnly)")
     priorities: list[DnsLabel] | None = Field(default=None, description="Priorities the team may use (default: all)")
     flavors: list[DnsLabel] | None = Field(default=None, description="Flavors the team may use (default: all)")
-    expect: Expectation | None = Field(default=None,
-                                       description="Expectation for every workload the team's ClusterQueue admits "
-                                                   "(kueueplan simulate)")
+
+    @model_validator(mode="after")
+    def _queues(self) -> TeamSpec:
+        if self.clusterQueues is not None:
+            if self.clusterQueue is not None:
+                raise ValueError("set 'clusterQueue' (one queue) or 'clusterQueues', not both")
+            names = [q.name for q in self.clusterQueues]
+            if len(set(names)) != len(names):
+                raise ValueError("clusterQueues names must be distinct")
+        elif self.lendOnly and self.namespaceSelector is not None:
+            # (an entry's mix of its own and the team's fields is checked by build, at the field)
+            raise ValueError("a lendOnly team has no namespaceSelector: a lend-only queue selects no namespace")
+        return self
+
+    def queue_specs(self, team: str) -> list[ClusterQueueEntry]:
+        """The team's ClusterQueues with the team's fields filled in where an entry does not set them; without
+        `clusterQueues`, one named `clusterQueue` or `team`."""
+        if self.clusterQueues is None:
+            values = {f: getattr(self, f) for f in QUEUE_FIELDS}
+            return [ClusterQueueEntry.model_construct(name=self.clusterQueue or team, **values)]
+        return [ClusterQueueEntry.model_construct(
+            name=entry.name, **{f: getattr(entry if f in entry.model_fields_set else self, f) for f in QUEUE_FIELDS})
+            for entry in self.clusterQueues]
+
+    def all_lend_only(self) -> bool:
+        return all(queue.lendOnly for queue in self.queue_specs(""))
 
 
 # --------------------------------------------------------------------------- Workload
@@ -457,10 +579,12 @@ class EnvironmentSpec(Strict):
         default=None, description="Kueue API to write (default v1beta2 from Kueue v0.15, else v1beta1)")
     namespaceTemplate: str = Field(default="{namespace}",
                                    description="Namespace naming: {namespace}, {team} and {env} are replaced")
-    overlays: dict[Literal["ResourceFlavor", "Priority", "Cohort", "AdmissionCheck", "Team", "Workload"],
+    overlays: dict[Literal["ResourceFlavor", "Priority", "Cohort", "AdmissionCheck", "Team", "Workload",
+                           "Topology", "MultiKueueCluster"],
                    dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
-        description="kind -> name -> partial spec, merged over the base (JSON merge patch; quotas merge by flavor)")
+        description="kind -> name -> partial spec, merged over the base (JSON merge patch; quotas merge by flavor, "
+                    "a team's clusterQueues by name)")
     configuration: KueueConfiguration = Field(
         default=None,
         description="Kueue's own Configuration (config.kueue.x-k8s.io, as in controller_manager_config.yaml) for "
@@ -505,6 +629,16 @@ class TeamDoc(_Document):
     spec: TeamSpec = Field(default_factory=TeamSpec)
 
 
+class TopologyDoc(_Document):
+    kind: Literal["Topology"]
+    spec: TopologySpec
+
+
+class MultiKueueClusterDoc(_Document):
+    kind: Literal["MultiKueueCluster"]
+    spec: MultiKueueClusterSpec
+
+
 class WorkloadDoc(_Document):
     kind: Literal["Workload"]
     spec: WorkloadSpec
@@ -521,6 +655,8 @@ DOCUMENT_MODELS: dict[str, type[_Document]] = {
     "Cohort": CohortDoc,
     "AdmissionCheck": AdmissionCheckDoc,
     "Team": TeamDoc,
+    "Topology": TopologyDoc,
+    "MultiKueueCluster": MultiKueueClusterDoc,
     "Workload": WorkloadDoc,
     "Environment": EnvironmentDoc,
 }
@@ -530,6 +666,8 @@ SPEC_MODELS: dict[str, type[BaseModel]] = {
     "Cohort": CohortSpec,
     "AdmissionCheck": AdmissionCheckSpec,
     "Team": TeamSpec,
+    "Topology": TopologySpec,
+    "MultiKueueCluster": MultiKueueClusterSpec,
     "Workload": WorkloadSpec,
     "Environment": EnvironmentSpec,
 }
