@@ -14,11 +14,10 @@ from typing import Any
 from kueueplan.compile.configuration import effective_file
 from kueueplan.compile.context import PRIORITY_LABEL, EnvContext
 from kueueplan.compile.kueue import team_plans
-from kueueplan.compile.workloads import check_priority, workload_manifest, workload_plans
+from kueueplan.compile.workloads import WORKLOAD_KINDS, check_priority, workload_manifest, workload_plans
 from kueueplan.kube.quantity import canonical
 from kueueplan.spec.models import RunTime
 
-WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"}
 
 
 def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
