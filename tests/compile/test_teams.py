@@ -84,8 +84,8 @@ def test_two_teams_selectors_are_disjoint(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("teams,workloads,needle,file,line", [
-    (_team("a", "  namespaces: [shared]\n") + "---\n" + _team("b", "  namespaces: [shared]\n"), "",
-     "namespace 'shared' also belongs to team 'a'", "teams.yaml", 17),
+    (_team("a", "  namespaces: [shared]\n") + "---\n" + _team("b", "  namespaces: [{name: shared, create: false}]\n"),
+     "", "namespace 'shared' has create: false here and create: true in team 'a'", "teams.yaml", 17),
     (_team("a", "  clusterQueue: q\n") + "---\n" + _team("b", "  clusterQueue: q\n"), "",
      "ClusterQueue 'q' already belongs to team 'a'", "teams.yaml", 17),
     (_team("ml", "  priorities: [low]\n"), _workload("  priority: high\n"), "may not use priority 'high'",

@@ -11,9 +11,10 @@ from typing import Any
 
 from kueueplan.compile.context import KUEUE_GROUP, TEAM_LABEL, EnvContext, metadata
 from kueueplan.compile.served import served
+from kueueplan.errors import KueueplanError
 from kueueplan.kube.quantity import canonical, parse_quantity
-from kueueplan.spec.load import Entry
-from kueueplan.spec.models import FlavorQuota, LocalQueueSpec, NamespaceSpec, TeamSpec
+from kueueplan.spec.load import Entry, did_you_mean
+from kueueplan.spec.models import ClusterQueueEntry, FlavorQuota, LocalQueueSpec, NamespaceSpec, TeamSpec
 
 Manifest = dict[str, Any]
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
@@ -247,31 +248,66 @@ def _check_cohort_cycle(entry: Entry, declared: dict[str, Entry]) -> None:
 # --------------------------------------------------------------------------- teams
 
 
+class QueuePlan:
+    """One ClusterQueue of a team: its fields (the entry's where it sets them, else the team's), and where each
+    was written, for errors at the field."""
+
+    def __init__(self, entry: Entry, spec: ClusterQueueEntry, index: int | None) -> None:
+        self.entry, self.spec, self.index = entry, spec, index
+        self.name = spec.name
+        own = entry.model.spec.clusterQueues[index] if index is not None else None
+        self._own = own.model_fields_set if own is not None else set()
+
+    def path(self, *loc: str | int) -> tuple[str | int, ...]:
+        """`loc` inside the entry of `clusterQueues` when the entry sets that field, else inside the team."""
+        if self.index is not None and loc and loc[0] in self._own:
+            return ("clusterQueues", self.index) + loc
+        return loc
+
+    def error(self, message: str, path: tuple[str | int, ...] = (), hint: str | None = None) -> KueueplanError:
+        if self.index is not None and not path:
+            return self.entry.error(message, ("clusterQueues", self.index), hint)
+        return self.entry.error(message, self.path(*path), hint)
+
+
 class TeamPlan:
-    """A team's names in one environment: ClusterQueue, namespaces, LocalQueues per namespace."""
+    """A team's names in one environment: ClusterQueues, namespaces, LocalQueues per namespace."""
 
     def __init__(self, ctx: EnvContext, entry: Entry) -> None:
         self.entry = entry
         self.spec: TeamSpec = entry.model.spec
-        self.cluster_queue = self.spec.clusterQueue or entry.name
+        specs = self.spec.queue_specs(entry.name)
+        indexes: list[int | None] = list(range(len(specs))) if self.spec.clusterQueues is not None else [None]
+        self.queues = [QueuePlan(entry, spec, i) for spec, i in zip(specs, indexes)]
+        self.cluster_queue = self.queues[0].name
         # (name in this environment, NamespaceSpec or None for the default one named like the team)
         self.namespaces: list[tuple[str, NamespaceSpec | None]] = self._namespaces(ctx)
         self.namespace_names = [name for name, _ in self.namespaces]
         # spec name -> name in this environment (namespaceTemplate applied)
         self.base_namespaces = {(ns.name if ns else entry.name): name for name, ns in self.namespaces}
-        # (LocalQueue name, namespaces it is created in, LocalQueueSpec or None for the default one)
-        self.local_queues: list[tuple[str, list[str], LocalQueueSpec | None]] = self._local_queues()
+        # (LocalQueue name, namespaces it is created in, LocalQueueSpec or None for the default one, ClusterQueue)
+        self.local_queues: list[tuple[str, list[str], LocalQueueSpec | None, str]] = self._local_queues()
+        self.shares_namespaces = False  # set by team_plans: a namespace of this team is another team's too
 
     def _namespaces(self, ctx: EnvContext) -> list[tuple[str, NamespaceSpec | None]]:
         name = self.entry.name
+        lend_only = self.spec.all_lend_only()
         if self.spec.namespaces is None:
-            return [(ctx.namespace(name, name, self.entry, ("namespaces",)), None)]
+            return [] if lend_only else [(ctx.namespace(name, name, self.entry, ("namespaces",)), None)]
+        if lend_only and self.spec.namespaces:
+            raise self.entry.error("a team whose ClusterQueues are all lendOnly has no namespaces: no workload "
+                                   "can reach a queue that selects no namespace", ("namespaces",),
+                                   "remove the namespaces, or give the team a queue that is not lendOnly")
         return [(ctx.namespace(ns.name, name, self.entry, ("namespaces", i)), ns)
                 for i, ns in enumerate(self.spec.namespaces)]
 
-    def _local_queues(self) -> list[tuple[str, list[str], LocalQueueSpec | None]]:
+    def _default_queue(self) -> QueuePlan | None:
+        return next((q for q in self.queues if not q.spec.lendOnly), None)
+
+    def _local_queues(self) -> list[tuple[str, list[str], LocalQueueSpec | None, str]]:
+        default = self._default_queue()
         if self.spec.localQueues is None:
-            return [(self.entry.name, list(self.namespace_names), None)]
+            return [] if default is None else [(self.entry.name, list(self.namespace_names), None, default.name)]
         out = []
         for i, lq in enumerate(self.spec.localQueues):
             where = list(self.namespace_names)
@@ -281,8 +317,28 @@ class TeamPlan:
                         raise self.entry.error(f"namespace {ns!r} is not one of the team's namespaces",
                                                ("localQueues", i, "namespaces", j), _known(list(self.base_namespaces)))
                 where = [self.base_namespaces[ns] for ns in lq.namespaces]
-            out.append((lq.name, where, lq))
+            out.append((lq.name, where, lq, self._target(i, lq, default)))
         return out
+
+    def _target(self, i: int, lq: LocalQueueSpec, default: QueuePlan | None) -> str:
+        """The ClusterQueue a LocalQueue points at: one of the team's, never a lend-only one."""
+        names = [q.name for q in self.queues]
+        if lq.clusterQueue is None:
+            if default is None:
+                raise self.entry.error("every ClusterQueue of the team is lendOnly: a LocalQueue has nothing to "
+                                       "point at", ("localQueues", i), "remove the team's localQueues")
+            return default.name
+        queue = next((q for q in self.queues if q.name == lq.clusterQueue), None)
+        if queue is None:
+            message = f"ClusterQueue {lq.clusterQueue!r} is not one of team {self.entry.name!r}'s ClusterQueues"
+            close = did_you_mean(lq.clusterQueue, names)
+            raise self.entry.error(f"{message}; {close}" if close else message,
+                                   ("localQueues", i, "clusterQueue"), _known(names))
+        if queue.spec.lendOnly:
+            raise self.entry.error(f"ClusterQueue {queue.name!r} is lendOnly: it selects no namespace, so a "
+                                   "LocalQueue pointing at it could never admit anything",
+                                   ("localQueues", i, "clusterQueue"), "point the LocalQueue at another queue")
+        return queue.name
 
     def env_namespace(self, base: str | None) -> str | None:
         """The environment name of a team namespace written `base` (None: the team's first namespace)."""
@@ -291,117 +347,170 @@ class TeamPlan:
         return self.base_namespaces.get(base)
 
     def queues_in(self, namespace: str) -> list[str]:
-        return [name for name, where, _ in self.local_queues if namespace in where]
+        return [name for name, where, _, _ in self.local_queues if namespace in where]
 
 
 def team_plans(ctx: EnvContext) -> list[TeamPlan]:
     plans = [TeamPlan(ctx, entry) for entry in ctx.docs["Team"]]
-    queue_owner: dict[str, TeamPlan] = {}
-    ns_owner: dict[str, TeamPlan] = {}
+    _check_queue_names(plans)
+    listed: dict[str, list[tuple[TeamPlan, int, NamespaceSpec | None]]] = {}
     for plan in plans:
-        other = queue_owner.get(plan.cluster_queue)
-        if other is not None:
-            raise plan.entry.error(f"ClusterQueue {plan.cluster_queue!r} already belongs to team {other.entry.name!r}",
-                                   ("clusterQueue",), "give each team its own clusterQueue name")
-        queue_owner[plan.cluster_queue] = plan
         for i, (ns, ns_spec) in enumerate(plan.namespaces):
-            owner = ns_owner.get(ns)
-            if owner is not None and owner is not plan:
-                raise plan.entry.error(f"namespace {ns!r} also belongs to team {owner.entry.name!r}",
-                                       ("namespaces", i), "a namespace belongs to one team")
-            if owner is plan:
+            others = listed.setdefault(ns, [])
+            if any(other is plan for other, _, _ in others):
                 raise plan.entry.error(f"namespace {ns!r} is listed twice", ("namespaces", i))
-            ns_owner[ns] = plan
-        seen: set[tuple[str, str]] = set()
-        for i, (name, where, _) in enumerate(plan.local_queues):
-            for ns in where:
-                if (ns, name) in seen:
-                    raise plan.entry.error(f"LocalQueue {name!r} is defined twice in namespace {ns!r}",
-                                           ("localQueues", i))
-                seen.add((ns, name))
+            for other, j, other_spec in others:
+                _check_shared_namespace(ns, plan, i, ns_spec, other, other_spec)
+            others.append((plan, i, ns_spec))
+    for teams in listed.values():
+        if len(teams) > 1:
+            for plan, _, _ in teams:
+                plan.shares_namespaces = True
+    _check_local_queue_names(plans)
     return plans
 
 
+def _check_queue_names(plans: list[TeamPlan]) -> None:
+    owner: dict[str, TeamPlan] = {}
+    for plan in plans:
+        for queue in plan.queues:
+            other = owner.get(queue.name)
+            if other is not None:
+                whose = "also belongs to this team" if other is plan else f"already belongs to team {other.entry.name!r}"
+                path = ("clusterQueues", queue.index, "name") if queue.index is not None else ("clusterQueue",)
+                raise plan.entry.error(f"ClusterQueue {queue.name!r} {whose}", path,
+                                       "give each ClusterQueue its own name")
+            owner[queue.name] = plan
+
+
+def _check_shared_namespace(ns: str, plan: TeamPlan, i: int, spec: NamespaceSpec | None, other: TeamPlan,
+                            other_spec: NamespaceSpec | None) -> None:
+    """Two teams may list one namespace; it is created once, so they must agree on how."""
+    create, other_create = (spec.create if spec else True), (other_spec.create if other_spec else True)
+    if create != other_create:
+        raise plan.entry.error(f"namespace {ns!r} has create: {str(create).lower()} here and "
+                               f"create: {str(other_create).lower()} in team {other.entry.name!r}",
+                               ("namespaces", i, "create"), "a namespace shared by teams is created once: agree on "
+                                                            "'create'")
+    labels, other_labels = (spec.labels if spec else {}), (other_spec.labels if other_spec else {})
+    for key, value in labels.items():
+        if key in other_labels and other_labels[key] != value:
+            raise plan.entry.error(f"namespace {ns!r} label {key}={value} conflicts with {key}="
+                                   f"{other_labels[key]} in team {other.entry.name!r}",
+                                   ("namespaces", i, "labels", key), "a namespace shared by teams has one set of "
+                                                                     "labels: give the label one value")
+
+
+def _check_local_queue_names(plans: list[TeamPlan]) -> None:
+    seen: dict[tuple[str, str], TeamPlan] = {}
+    for plan in plans:
+        for i, (name, where, _, _) in enumerate(plan.local_queues):
+            for ns in where:
+                other = seen.get((ns, name))
+                if other is not None:
+                    also = "" if other is plan else f" (also by team {other.entry.name!r})"
+                    raise plan.entry.error(f"LocalQueue {name!r} is defined twice in namespace {ns!r}{also}",
+                                           ("localQueues", i))
+                seen[(ns, name)] = plan
+
+
 def namespaces(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
-    out = []
+    """Each namespace once, in the order teams list them; a shared one carries every team's labels but no team
+    label (it cannot name two teams)."""
+    listed: dict[str, list[tuple[TeamPlan, NamespaceSpec | None]]] = {}
     for plan in plans:
         for name, ns_spec in plan.namespaces:
-            if ns_spec is not None and not ns_spec.create:
-                continue
-            labels = {"kubernetes.io/metadata.name": name, TEAM_LABEL: plan.entry.name}
-            if ns_spec is not None:
-                labels.update(ns_spec.labels)
-            out.append({"apiVersion": "v1", "kind": "Namespace",
-                        "metadata": metadata(name, "Namespace", None, labels=labels)})
+            listed.setdefault(name, []).append((plan, ns_spec))
+    out = []
+    for name, teams in listed.items():
+        if any(ns_spec is not None and not ns_spec.create for _, ns_spec in teams):
+            continue
+        labels = {"kubernetes.io/metadata.name": name}
+        if len(teams) == 1:
+            labels[TEAM_LABEL] = teams[0][0].entry.name
+        for _, ns_spec in teams:
+            labels.update(ns_spec.labels if ns_spec is not None else {})
+        out.append({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": metadata(name, "Namespace", None, labels=labels)})
     return out
 
 
 def cluster_queues(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
-    return [_cluster_queue(ctx, plan) for plan in plans]
+    return [_cluster_queue(ctx, plan, queue) for plan in plans for queue in plan.queues]
 
 
-def _cluster_queue(ctx: EnvContext, plan: TeamPlan) -> Manifest:
-    entry, spec = plan.entry, plan.spec
-    _check_allowed_flavors(ctx, entry, spec)
-    groups = resource_groups(ctx, entry, spec.quotas, spec.cohort is not None, True)
+def _cluster_queue(ctx: EnvContext, plan: TeamPlan, queue: QueuePlan) -> Manifest:
+    entry, spec = plan.entry, queue.spec
+    _check_allowed_flavors(ctx, plan, queue)
+    groups = resource_groups(ctx, entry, spec.quotas, spec.cohort is not None, True, queue.path("quotas"))
     body: dict[str, Any] = {}
     if spec.cohort is not None:
         body["cohortName" if ctx.api == "v1beta2" else "cohort"] = spec.cohort
-    body["namespaceSelector"] = _namespace_selector(plan)
+    selector = _namespace_selector(plan, queue)
+    if selector is not None:
+        body["namespaceSelector"] = selector
     if spec.queueingStrategy is not None:
         body["queueingStrategy"] = spec.queueingStrategy
     body["resourceGroups"] = groups
     if spec.preemption is not None:
-        body["preemption"] = _preemption(entry, spec)
+        body["preemption"] = _preemption(queue)
     if spec.flavorFungibility is not None:
-        body["flavorFungibility"] = _fungibility(ctx, entry, spec)
-    body.update(_checks(ctx, entry, spec))
+        body["flavorFungibility"] = _fungibility(ctx, queue)
+    body.update(_checks(ctx, queue))
     if spec.stopPolicy is not None:
         body["stopPolicy"] = spec.stopPolicy
     if spec.fairSharing is not None:
         body["fairSharing"] = {"weight": canonical(spec.fairSharing.weight)}
-    return served(ctx, entry, {"apiVersion": ctx.kueue_api_version, "kind": "ClusterQueue",
-                               "metadata": metadata(plan.cluster_queue, "ClusterQueue", entry), "spec": body})
+    return served(ctx, queue, {"apiVersion": ctx.kueue_api_version, "kind": "ClusterQueue",  # type: ignore[arg-type]
+                               "metadata": metadata(queue.name, "ClusterQueue", entry), "spec": body})
 
 
-def _namespace_selector(plan: TeamPlan) -> dict[str, Any]:
-    if plan.spec.namespaceSelector is not None:
-        return _dump(plan.spec.namespaceSelector)
+def _namespace_selector(plan: TeamPlan, queue: QueuePlan) -> dict[str, Any] | None:
+    """The queue's own selector; none for a lend-only queue (Kueue: a nil namespaceSelector selects no namespace,
+    metav1.LabelSelectorAsSelector(nil) is labels.Nothing(), pkg/cache/scheduler/clusterqueue.go); else the
+    team's namespaces: by the team label, or by name when some carry no team label (not created by kueueplan,
+    or shared with another team)."""
+    if queue.spec.lendOnly:
+        if queue.spec.namespaceSelector is not None:
+            raise queue.error("a lendOnly ClusterQueue has no namespaceSelector: it selects no namespace",
+                              ("namespaceSelector",), "remove namespaceSelector or lendOnly")
+        return None
+    if queue.spec.namespaceSelector is not None:
+        return _dump(queue.spec.namespaceSelector)
     unlabelled = [name for name, ns in plan.namespaces if ns is not None and not ns.create]
-    if unlabelled:
-        # Namespaces kueueplan does not create carry no team label; select them by their name label,
-        # which the API server sets on every namespace.
+    if unlabelled or plan.shares_namespaces:
         return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
                                       "values": sorted(plan.namespace_names)}]}
     return {"matchLabels": {TEAM_LABEL: plan.entry.name}}
 
 
-def _check_allowed_flavors(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> None:
+def _check_allowed_flavors(ctx: EnvContext, plan: TeamPlan, queue: QueuePlan) -> None:
     """Every flavor the team names exists; its quotas use only the flavors its list allows. The list is shared
     by all environments, so a flavor defined for another environment only may be listed."""
-    if spec.flavors is None:
+    allowed = plan.spec.flavors
+    if allowed is None:
         return
     everywhere = {e.name for e in ctx.platform.entries["ResourceFlavor"]}
-    for i, name in enumerate(spec.flavors):
+    for i, name in enumerate(allowed):
         if name not in everywhere:
-            raise entry.error(missing_flavor(ctx, name), ("flavors", i), _known(ctx.by_name("ResourceFlavor")))
-    for i, quota in enumerate(spec.quotas):
+            raise plan.entry.error(missing_flavor(ctx, name), ("flavors", i), _known(ctx.by_name("ResourceFlavor")))
+    for i, quota in enumerate(queue.spec.quotas):
         if quota.flavor not in ctx.by_name("ResourceFlavor"):
-            raise entry.error(missing_flavor(ctx, quota.flavor), ("quotas", i, "flavor"),
+            raise queue.error(missing_flavor(ctx, quota.flavor), ("quotas", i, "flavor"),
                               _known(ctx.by_name("ResourceFlavor")))
-        if quota.flavor not in spec.flavors:
-            raise entry.error(f"the team may not use flavor {quota.flavor!r} (its 'flavors' allow "
-                              f"{', '.join(spec.flavors) or 'none'})", ("quotas", i, "flavor"))
+        if quota.flavor not in allowed:
+            raise queue.error(f"the team may not use flavor {quota.flavor!r} (its 'flavors' allow "
+                              f"{', '.join(allowed) or 'none'})", ("quotas", i, "flavor"))
 
 
-def _preemption(entry: Entry, spec: TeamSpec) -> dict[str, Any]:
-    pre = spec.preemption
+def _preemption(queue: QueuePlan) -> dict[str, Any]:
+    pre = queue.spec.preemption
     out: dict[str, Any] = _drop_none({"reclaimWithinCohort": pre.reclaimWithinCohort,
                                       "withinClusterQueue": pre.withinClusterQueue})
     if pre.borrowWithinCohort is not None:
         bwc = pre.borrowWithinCohort
         if bwc.policy != "Never" and (pre.reclaimWithinCohort or "Never") == "Never":
-            raise entry.error("borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue rejects "
+            raise queue.error("borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue rejects "
                               "reclaimWithinCohort=Never with borrowWithinCohort.policy!=Never)",
                               ("preemption", "borrowWithinCohort", "policy"),
                               "set reclaimWithinCohort: LowerPriority or Any")
@@ -413,20 +522,21 @@ _TO_V1BETA1 = {"whenCanBorrow": {"MayStopSearch": "Borrow"}, "whenCanPreempt": {
 _TO_V1BETA2 = {"whenCanBorrow": {"Borrow": "MayStopSearch"}, "whenCanPreempt": {"Preempt": "MayStopSearch"}}
 
 
-def _fungibility(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> dict[str, Any]:
-    fung = _dump(spec.flavorFungibility)
+def _fungibility(ctx: EnvContext, queue: QueuePlan) -> dict[str, Any]:
+    fung = _dump(queue.spec.flavorFungibility)
     table = _TO_V1BETA1 if ctx.api == "v1beta1" else _TO_V1BETA2
     for key, mapping in table.items():
         if key in fung:
             fung[key] = mapping.get(fung[key], fung[key])
     if "preference" in fung and not (fung.get("whenCanBorrow") == "TryNextFlavor"
                                      and fung.get("whenCanPreempt") == "TryNextFlavor"):
-        raise entry.error("preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
+        raise queue.error("preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
                           ("flavorFungibility", "preference"))
     return fung
 
 
-def _checks(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> dict[str, Any]:
+def _checks(ctx: EnvContext, queue: QueuePlan) -> dict[str, Any]:
+    spec = queue.spec
     if not spec.admissionChecks:
         return {}
     known = ctx.by_name("AdmissionCheck")
@@ -434,18 +544,18 @@ def _checks(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> dict[str, Any]:
     rules = []
     for i, check in enumerate(spec.admissionChecks):
         if check.name not in known:
-            raise entry.error(f"unknown AdmissionCheck {check.name!r} in environment {ctx.name!r}",
+            raise queue.error(f"unknown AdmissionCheck {check.name!r} in environment {ctx.name!r}",
                               ("admissionChecks", i, "name"), _known(known))
         for j, flavor in enumerate(check.onFlavors):
             if flavor not in flavors:
-                raise entry.error(f"onFlavors names {flavor!r}, which is not one of the team's quota flavors",
+                raise queue.error(f"onFlavors names {flavor!r}, which is not one of the queue's quota flavors",
                                   ("admissionChecks", i, "onFlavors", j), _known(flavors))
         rule: dict[str, Any] = {"name": check.name}
         if check.onFlavors:
             rule["onFlavors"] = list(check.onFlavors)
         rules.append(rule)
     if len({r["name"] for r in rules}) != len(rules):
-        raise entry.error("an admission check is listed twice", ("admissionChecks",))
+        raise queue.error("an admission check is listed twice", ("admissionChecks",))
     if ctx.api == "v1beta1" and all("onFlavors" not in r for r in rules):
         return {"admissionChecks": [r["name"] for r in rules]}
     return {"admissionChecksStrategy": {"admissionChecks": rules}}
@@ -454,9 +564,9 @@ def _checks(ctx: EnvContext, entry: Entry, spec: TeamSpec) -> dict[str, Any]:
 def local_queues(ctx: EnvContext, plans: list[TeamPlan]) -> list[Manifest]:
     out = []
     for plan in plans:
-        for name, where, lq in plan.local_queues:
+        for name, where, lq, cluster_queue in plan.local_queues:
             for ns in where:
-                body: dict[str, Any] = {"clusterQueue": plan.cluster_queue}
+                body: dict[str, Any] = {"clusterQueue": cluster_queue}
                 if lq is not None and lq.stopPolicy is not None:
                     body["stopPolicy"] = lq.stopPolicy
                 if lq is not None and lq.fairSharing is not None:

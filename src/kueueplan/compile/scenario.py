@@ -3,8 +3,9 @@
 The cluster part is the compiled Kueue objects and Namespaces; each `load` entry of a Workload becomes an arrival
 whose manifest is the workload's object (named after the entry, with the entry's priority); expectations go into
 `spec.expectations` as `{workload: "<ns>/<name>", admittedWithin, neverPreempted, finishedBy, state}`; a Team's
-`expect` becomes `{clusterQueue: <its queue>, ...}` (every workload that queue admits). The environment's Kueue
-Configuration (the file its `kueue-manager-config` ConfigMap holds) becomes `spec.configuration`.
+`expect` (or a `clusterQueues` entry's) becomes `{clusterQueue: <the queue>, ...}` (every workload that queue
+admits). The environment's Kueue Configuration (the file its `kueue-manager-config` ConfigMap holds) becomes
+`spec.configuration`.
 """
 
 from __future__ import annotations
@@ -73,10 +74,12 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
                 expectations.append({"workload": f"{plan.namespace}/{copy_name}", **fields})
                 where.append(at)
     for team in team_plans(ctx):
-        fields = team.spec.expect.model_dump(exclude_none=True) if team.spec.expect else {}
-        if fields:
-            expectations.append({"clusterQueue": team.cluster_queue, **fields})
-            where.append(team.entry.locate([("expect",)]))
+        for queue in team.queues:  # a lend-only queue admits nothing: an expectation on it could never be judged
+            fields = queue.spec.expect.model_dump(exclude_none=True) if queue.spec.expect and \
+                not queue.spec.lendOnly else {}
+            if fields:
+                expectations.append({"clusterQueue": queue.name, **fields})
+                where.append(team.entry.locate([queue.path("expect")]))
     spec: dict[str, Any] = {
         "manifests": [m for m in manifests if m["kind"] not in WORKLOAD_KINDS and m["kind"] != "ConfigMap"],
         "workloads": arrivals,

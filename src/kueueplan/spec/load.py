@@ -88,7 +88,7 @@ class Platform:
                 return entry
         known = ", ".join(e.name for e in self.environments()) or "none"
         raise KueueplanError(f"no Environment named {name!r} in {self.root} (known: {known})",
-                             hint=_did_you_mean(name, [e.name for e in self.environments()]))
+                             hint=did_you_mean(name, [e.name for e in self.environments()]))
 
     def resolve(self, env_name: str) -> dict[str, list[Entry]]:
         """The documents that apply to one environment, with its overlays merged in."""
@@ -104,7 +104,7 @@ class Platform:
                 if name not in names:
                     raise _located(env.doc, ("spec", "overlays", kind, name),
                                    f"overlay for unknown {kind} {name!r} (not defined for environment {env_name!r})",
-                                   _did_you_mean(name, sorted(names)))
+                                   did_you_mean(name, sorted(names)))
             result[kind] = [_apply_overlay(e, env, overlays.get(kind, {}).get(e.name)) for e in chosen]
         return result
 
@@ -188,7 +188,7 @@ def load_document(doc: Document) -> Entry:
     model_cls = DOCUMENT_MODELS.get(kind) if isinstance(kind, str) else None
     if model_cls is None:
         raise _located(doc, ("kind",), f"unknown kind {kind!r}; kinds are {', '.join(KINDS)}",
-                       _did_you_mean(str(kind), list(KINDS)))
+                       did_you_mean(str(kind), list(KINDS)))
     try:
         model = model_cls.model_validate(data)
     except ValidationError as err:
@@ -199,34 +199,40 @@ def load_document(doc: Document) -> Entry:
 # --------------------------------------------------------------------------- overlays
 
 
+# Lists that merge item by item, keyed by a field: a team's (or a queue's) quotas by flavor, its clusterQueues by
+# name. Any other list is replaced whole, as RFC 7386 says.
+MERGE_KEYS = {"quotas": "flavor", "clusterQueues": "name"}
+
+
 def merge_patch(base: Any, patch: Any, path: Loc = ()) -> Any:
-    """JSON merge patch (RFC 7386), except that `quotas` lists merge by `flavor` (resources merge by name)."""
+    """JSON merge patch (RFC 7386), except that `quotas` lists merge by `flavor` (resources merge by name) and
+    `clusterQueues` by `name`."""
     if isinstance(patch, dict) and isinstance(base, dict):
         result = dict(base)
         for key, value in patch.items():
             if value is None:
                 result.pop(key, None)
-            elif key == "quotas" and isinstance(value, list) and isinstance(base.get(key), list):
-                result[key] = _merge_quotas(base[key], value)
+            elif key in MERGE_KEYS and isinstance(value, list) and isinstance(base.get(key), list):
+                result[key] = _merge_keyed(base[key], value, MERGE_KEYS[key])
             else:
                 result[key] = merge_patch(base.get(key), value, path + (key,))
         return result
     return copy.deepcopy(patch)
 
 
-def _merge_quotas(base: list[Any], patch: list[Any]) -> list[Any]:
-    return [_merged_item(base, patch, pair) for pair in _quota_pairs(base, patch)]
+def _merge_keyed(base: list[Any], patch: list[Any], key: str) -> list[Any]:
+    return [_merged_item(base, patch, pair) for pair in _keyed_pairs(base, patch, key)]
 
 
-def _quota_pairs(base: list[Any], patch: list[Any]) -> list[tuple[int | None, int | None]]:
-    """Which base item and which patch item make each item of the merged quota list (by flavor)."""
+def _keyed_pairs(base: list[Any], patch: list[Any], key: str) -> list[tuple[int | None, int | None]]:
+    """Which base item and which patch item make each item of the merged list (by `key`: flavor, name)."""
     pairs: list[tuple[int | None, int | None]] = [(i, None) for i in range(len(base))]
-    # Only string flavor names key the merge: anything else is left for the model to report (no TypeError).
-    index = {q["flavor"]: i for i, q in enumerate(base) if isinstance(q, dict) and isinstance(q.get("flavor"), str)}
+    # Only string keys merge: anything else is left for the model to report (no TypeError).
+    index = {q[key]: i for i, q in enumerate(base) if isinstance(q, dict) and isinstance(q.get(key), str)}
     for j, item in enumerate(patch):
-        flavor = item.get("flavor") if isinstance(item, dict) and isinstance(item.get("flavor"), str) else None
-        if flavor in index:
-            pairs[index[flavor]] = (index[flavor], j)
+        name = item.get(key) if isinstance(item, dict) and isinstance(item.get(key), str) else None
+        if name in index:
+            pairs[index[name]] = (index[name], j)
         else:
             pairs.append((None, j))
     # `resources: null` in an overlay removes that flavor from the quotas.
@@ -257,10 +263,10 @@ def trace(base: Any, patch: Any, path: Loc) -> tuple[str, Loc, int]:
     parent: Any = None
     done = 0
     for step in path:
-        if p is not _MISSING and b is not _MISSING and parent == "quotas" and isinstance(b, list) \
+        if p is not _MISSING and b is not _MISSING and parent in MERGE_KEYS and isinstance(b, list) \
                 and isinstance(p, list):
-            pairs = _quota_pairs(b, p)
-            pair = _pick(pairs, step, b, p)
+            pairs = _keyed_pairs(b, p, MERGE_KEYS[parent])
+            pair = _pick(pairs, step, b, p, MERGE_KEYS[parent])
             if pair is None:
                 break
             bi, pi = pair
@@ -269,7 +275,7 @@ def trace(base: Any, patch: Any, path: Loc) -> tuple[str, Loc, int]:
         elif p is not _MISSING:
             if isinstance(p, dict) and isinstance(step, str) and p.get(step) is not None:
                 merges = isinstance(b, dict) and (isinstance(p[step], dict) or
-                                                  (step == "quotas" and isinstance(p[step], list)))
+                                                  (step in MERGE_KEYS and isinstance(p[step], list)))
                 nb = b.get(step, _MISSING) if merges else _MISSING
                 if merges and not isinstance(nb, type(p[step])):
                     nb = _MISSING
@@ -295,22 +301,23 @@ def trace(base: Any, patch: Any, path: Loc) -> tuple[str, Loc, int]:
 
 
 def _pick(pairs: list[tuple[int | None, int | None]], step: Any, base: list[Any],
-          patch: list[Any]) -> tuple[int | None, int | None] | None:
+          patch: list[Any], key: str) -> tuple[int | None, int | None] | None:
     name = getattr(step, "name", None)
     if name is None:
         return pairs[step] if isinstance(step, int) and 0 <= step < len(pairs) else None
     for bi, pi in pairs:
         item = patch[pi] if pi is not None else base[bi]  # type: ignore[index]
-        if isinstance(item, dict) and item.get("flavor") == name:
+        if isinstance(item, dict) and item.get(key) == name:
             return bi, pi
     return None
 
 
 def _index(data: list[Any], step: Any) -> int | None:
-    """A list step: an index, or the quota item whose flavor is `step.name`."""
+    """A list step: an index, or the item whose `step.key` (a quota's flavor, a queue's name) is `step.name`."""
     name = getattr(step, "name", None)
     if name is not None:
-        return next((i for i, q in enumerate(data) if isinstance(q, dict) and q.get("flavor") == name), None)
+        key = getattr(step, "key", "flavor")
+        return next((i for i, q in enumerate(data) if isinstance(q, dict) and q.get(key) == name), None)
     return step if isinstance(step, int) and 0 <= step < len(data) else None
 
 
@@ -372,7 +379,7 @@ def _dotted(path: Iterable[str | int]) -> str:
     return out
 
 
-def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower().replace("_", ""): c for c in choices}
@@ -399,7 +406,7 @@ def translate_error(err: ValidationError, doc: Document, model_cls: type[BaseMod
     if kind == "extra_forbidden":
         allowed = _fields_at(model_cls, loc[:-1])
         message = f"unknown field {loc[-1]!r}"
-        suggestion = _did_you_mean(str(loc[-1]), allowed)
+        suggestion = did_you_mean(str(loc[-1]), allowed)
         if suggestion:
             message += f"; {suggestion}"
         elif allowed:
