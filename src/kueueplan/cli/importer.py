@@ -37,7 +37,7 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) 
                              hint="import reads Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor, ...), "
                              "Namespaces and RayJob / RayCluster / Job / Pod manifests")
     if not result.unresolved:  # a refusal the checks above did not name: build's own words
-        problem = build_problem(result, out_dir)
+        problem = build_problem(result, out_dir, docs)  # and what build would not reproduce: result.skipped
         if problem:
             result.unresolved.append(f"the imported spec does not build: {problem}")
     for path in write_spec(result, out_dir, force):

@@ -681,24 +681,54 @@ def dump(docs: list[dict[str, Any]]) -> str:
                          explicit_start=len(docs) > 1)
 
 
-def build_problem(result: ImportResult, out_dir: Path) -> str | None:
+def build_problem(result: ImportResult, out_dir: Path, docs: Iterable[Any] = ()) -> str | None:
     """The error `kueueplan build` would give on the imported spec (compiled in a scratch folder), or None.
-    Import never leaves for build a refusal it can see itself."""
+    Import never leaves for build a refusal it can see itself. With the input `docs`, what build would not
+    reproduce of them (or would add) goes into result.skipped: import is lossless or says so."""
     import tempfile
 
     from kueueplan.compile import compile_platform
 
     with tempfile.TemporaryDirectory(prefix="kueueplan-import-") as tmp:
         scratch = Path(tmp) / "spec"
-        for rel, docs in result.files.items():
+        for rel, file_docs in result.files.items():
             (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-            (scratch / rel).write_text(dump(docs), encoding="utf-8")
+            (scratch / rel).write_text(dump(file_docs), encoding="utf-8")
         try:
-            compile_platform(scratch)
+            built = compile_platform(scratch)
         except KueueplanError as err:
             where = (err.file or "").replace(str(scratch), str(out_dir))
             return f"{where}{':' + str(err.line) if err.line else ''}: {err.message}" if where else err.message
+    for manifests in built.values():
+        result.skipped += reproduction_losses(docs, manifests, result.skipped)
     return None
+
+
+def reproduction_losses(docs: Iterable[Any], built: list[dict[str, Any]], reported: list[str] = ()) -> list[str]:
+    """What `build` of the imported spec would not give back as the input has it (compared as `kueueplan diff`
+    compares: semantically, after API-version conversion), minus objects already `reported` as not carried."""
+    from kueueplan.workflow.manifests import changed_paths, index
+
+    def ours(doc: Any) -> bool:
+        data = getattr(doc, "data", doc)
+        return isinstance(data, Mapping) and str(data.get("kind")) in IMPORTED_KINDS
+
+    before = index(d for d in docs if ours(d))
+    after = index(built)
+    known = {r.split(":", 1)[0] for r in reported}
+    out = []
+    for key in sorted(set(before) | set(after)):
+        text = key_text(key)
+        if text in known:
+            continue
+        if key not in after:
+            out.append(f"{text}: the imported spec does not build it")
+        elif key not in before:
+            out.append(f"{text}: the imported spec builds it, the input has no such object")
+        elif before[key] != after[key]:
+            out.append(f"{text}: the imported spec builds it differently "
+                       f"({', '.join(changed_paths(before[key], after[key])) or 'changed'})")
+    return out
 
 
 IMPORT_MARKER = "# Written by `kueueplan import` (yours to edit; `import --force` may rewrite it)."

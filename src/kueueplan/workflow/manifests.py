@@ -118,7 +118,8 @@ def is_spec_document(data: Any) -> bool:
 CLUSTER_SCOPED = {"Namespace", "ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "PriorityClass",
                   "AdmissionCheck", "ProvisioningRequestConfig", "Topology", "MultiKueueConfig", "MultiKueueCluster",
                   "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "StorageClass", "PersistentVolume",
-                  "Node", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+                  "Node", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                  "ClusterTrainingRuntime"}  # kubeflow trainer: the runtime a TrainJob names by default
 
 
 def key_of(data: Mapping[str, Any]) -> Key:

@@ -1,0 +1,169 @@
+"""Lossless import on realistic multi-file platforms (tests/corpus): `import` exits 0, `build` of the imported
+spec and `kueueplan diff INPUT gen/<env>` shows no change, whatever the platform uses (several ClusterQueues per
+namespace, TAS, MultiKueue, lend-only queues, every workload kind). What import cannot carry makes it exit 1,
+naming the object."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kueueplan.cli import main
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+# Objects outside the spec (not Kueue's, no queue label): import names them, the platform applies them as they are.
+OUTSIDE = {"workload-zoo": {"runtimes": "skipped: ClusterTrainingRuntime torch-distributed: kueueplan's spec has "
+                                        "no ClusterTrainingRuntime (outside the spec: apply it as it is)"}}
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, list(args))
+    return res.exit_code, res.stdout, res.stderr
+
+
+def _import_build(source: Path, tmp_path: Path) -> tuple[Path, str]:
+    code, out, err = invoke("import", str(source), "-o", str(tmp_path / "environments"))
+    assert code == 0, out + err
+    code, out, err2 = invoke("build", str(tmp_path / "environments"), "-o", str(tmp_path / "gen"))
+    assert code == 0, out + err2
+    return tmp_path / "gen" / "default", err
+
+
+@pytest.mark.parametrize("platform", ["gke-ai-platform", "tas-training", "multikueue-manager", "workload-zoo",
+                                      "research-cluster"])
+def test_import_then_build_reproduces_the_platform(platform: str, tmp_path: Path) -> None:
+    gen, import_notes = _import_build(CORPUS / platform, tmp_path)
+    source = tmp_path / "input"
+    shutil.copytree(CORPUS / platform, source)
+    for folder, note in OUTSIDE.get(platform, {}).items():
+        assert note in import_notes
+        shutil.rmtree(source / folder)
+    assert "not carried" not in import_notes and "unresolved" not in import_notes
+    code, out, err = invoke("diff", str(source), str(gen))
+    assert code == 0, out + err
+    assert "no changes" in out, out
+
+
+def _spec(tmp_path: Path, rel: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all((tmp_path / "environments" / rel).read_text()) if d]
+
+
+def test_queues_sharing_a_namespace_become_one_team(tmp_path: Path) -> None:
+    """The reference architecture's high/low-priority and compact queues of team-a all select namespace team-a:
+    one Team, its three ClusterQueues as entries (what they share on the team), each LocalQueue keeping its queue."""
+    _import_build(CORPUS / "gke-ai-platform", tmp_path)
+    [team] = _spec(tmp_path, "teams/team-a.yaml")
+    spec = team["spec"]
+    assert [q["name"] for q in spec["clusterQueues"]] == ["team-a-high-priority", "team-a-low-priority",
+                                                          "team-a-compact"]
+    assert spec["cohort"] == "ai-platform"  # shared by all three: said once
+    assert spec["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "team-a"}}
+    assert {q["name"]: q["clusterQueue"] for q in spec["localQueues"]} == {
+        "lq-high-priority": "team-a-high-priority", "lq-low-priority": "team-a-low-priority",
+        "lq-compact": "team-a-compact"}
+    assert spec["namespaces"] == [{"name": "team-a", "labels": {"platform.example.com/team": "team-a"}}]
+    assert sorted(p.name for p in (tmp_path / "environments" / "teams").iterdir()) == ["team-a.yaml", "team-b.yaml"]
+
+
+def test_a_queue_without_namespace_selector_is_lend_only(tmp_path: Path) -> None:
+    _import_build(CORPUS / "workload-zoo", tmp_path)
+    [team] = _spec(tmp_path, "teams/reserve.yaml")
+    assert team["spec"]["lendOnly"] is True
+    assert "namespaceSelector" not in team["spec"] and "namespaces" not in team["spec"]
+    [cq] = [d for d in yaml.safe_load_all((tmp_path / "gen" / "default" / "clusterqueues.yaml").read_text())
+            if d and d["metadata"]["name"] == "reserve"]
+    assert "namespaceSelector" not in cq["spec"]  # Kueue: a nil selector matches no namespace
+
+
+def test_topology_and_multikueue_objects_become_their_documents(tmp_path: Path) -> None:
+    _import_build(CORPUS / "tas-training", tmp_path / "tas")
+    [topology] = _spec(tmp_path / "tas", "topologies.yaml")
+    assert topology["spec"]["levels"] == ["cloud.provider.com/topology-block", "cloud.provider.com/topology-rack",
+                                          "kubernetes.io/hostname"]
+    _import_build(CORPUS / "multikueue-manager", tmp_path / "mk")
+    [check] = _spec(tmp_path / "mk", "admission-checks.yaml")
+    assert check["spec"] == {"multiKueue": {"configName": "gpu-workers",
+                                            "clusters": ["worker-us-east", "worker-eu-west"]}}
+    clusters = {d["metadata"]["name"]: d["spec"] for d in _spec(tmp_path / "mk", "multikueue-clusters.yaml")}
+    assert clusters["worker-eu-west"] == {"kubeConfig": {"locationType": "Secret",
+                                                         "location": "worker-eu-west-kubeconfig"}}
+
+
+def test_every_workload_kind_becomes_a_workload(tmp_path: Path) -> None:
+    _import_build(CORPUS / "workload-zoo", tmp_path)
+    kinds = {d["metadata"]["name"]: d["spec"]["kind"] for p in (tmp_path / "environments" / "workloads").iterdir()
+             for d in yaml.safe_load_all(p.read_text()) if d}
+    assert sorted(kinds.values()) == sorted(["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob", "MPIJob",
+                                             "TrainJob", "AppWrapper", "LeaderWorkerSet", "Deployment",
+                                             "StatefulSet"])
+    [lws] = _spec(tmp_path, "workloads/vllm-multihost.yaml")
+    assert lws["spec"]["spec"]["leaderWorkerTemplate"]["size"] == 2  # the object's spec, verbatim
+    assert lws["metadata"]["labels"] == {"app": "vllm"}  # queue label -> localQueue, the others kept
+
+
+def _copy(tmp_path: Path, platform: str) -> Path:
+    source = tmp_path / "in"
+    shutil.copytree(CORPUS / platform, source)
+    return source
+
+
+def test_what_import_cannot_carry_makes_it_exit_1_naming_it(tmp_path: Path) -> None:
+    source = _copy(tmp_path, "workload-zoo")
+    (source / "workloads" / "more.yaml").write_text("""
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata:
+  name: legacy-mpi
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: ml-queue}
+spec:
+  mpiReplicaSpecs: {}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: labelled-pods
+  namespace: ml
+spec:
+  selector: {matchLabels: {app: x}}
+  template:
+    metadata:
+      labels: {app: x, kueue.x-k8s.io/queue-name: ml-queue}
+    spec:
+      containers: [{name: x, image: x}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: prebuilt
+  namespace: ml
+spec:
+  queueName: ml-queue
+  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: x, image: x}]}}}]
+""")
+    code, out, err = invoke("import", str(source), "-o", str(tmp_path / "spec"))
+    assert code == 1, out + err
+    assert ("not carried: MPIJob ml/legacy-mpi: kueueplan writes MPIJob as kubeflow.org/v2beta1, not "
+            "kubeflow.org/v1") in err
+    assert "not carried: Deployment ml/labelled-pods: the queue-name label is on its pod template only" in err
+    assert "not carried: Workload ml/prebuilt: kueueplan's spec has no Workload" in err
+    assert "import is incomplete: 3 object(s) not carried" in err
+
+
+def test_references_the_input_lacks_are_reported_at_import(tmp_path: Path) -> None:
+    source = _copy(tmp_path, "tas-training")
+    (source / "kueue" / "topology.yaml").unlink()
+    code, out, err = invoke("import", str(source), "-o", str(tmp_path / "tas"))
+    assert code == 1, out + err
+    assert "unresolved: ResourceFlavor h100-tas uses Topology gpu-topology, which the input does not contain" in err
+    source = _copy(tmp_path / "b", "multikueue-manager")
+    clusters = (source / "clusters.yaml").read_text()
+    (source / "clusters.yaml").write_text(clusters.split("---")[0])  # worker-eu-west is gone
+    code, out, err = invoke("import", str(source), "-o", str(tmp_path / "mk"))
+    assert code == 1, out + err
+    assert ("unresolved: MultiKueueConfig gpu-workers uses MultiKueueCluster worker-eu-west, which the input does "
+            "not contain") in err
