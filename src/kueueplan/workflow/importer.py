@@ -26,6 +26,7 @@ import yaml
 
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
 from kueueplan.kube.objects import KUEUE_GROUP, PROVISIONING_CONTROLLER, api_version_of, read_object
 from kueueplan.spec.models import VERBATIM_KINDS
 from kueueplan.workflow.manifests import KUEUEPLAN_API, clean, key_of, key_text
@@ -400,6 +401,51 @@ def _workload(obj: Mapping[str, Any], team: str, namespace: str, queue: str) -> 
     return _doc("Workload", name, body, {**meta, "labels": meta_labels})
 
 
+# --------------------------------------------------------------------------- Kueue's Configuration
+
+
+def _configuration(obj: Mapping[str, Any], result: ImportResult) -> dict[str, Any] | None:
+    """kueue-manager-config -> the Environment's `configuration`: build renders that merged over the release's
+    shipped file (compile/configuration.py), so import writes the merge patch from the shipped file to the input's
+    (null: a field the input's file leaves out). Kueue reads the file as a whole, so that is what it keeps."""
+    from kueueplan.compile.configuration import shipped_file
+    from kueueplan.compile.context import parse_version
+    from kueueplan.spec.models import EnvironmentSpec
+
+    text = (obj.get("data") or {}).get(CONFIGMAP_KEY)
+    try:
+        data = yaml.safe_load(text) if isinstance(text, str) else None
+    except yaml.YAMLError:
+        data = None
+    where = key_text(key_of(obj))
+    if not isinstance(data, dict) or data.get("kind") != "Configuration":
+        result.skipped.append(f"{where}: its data.{CONFIGMAP_KEY} is not a Kueue Configuration")
+        return None
+    namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+    if namespace != (data.get("namespace") or DEFAULT_NAMESPACE):
+        result.skipped.append(f"{where}: Kueue reads its Configuration in {data.get('namespace') or DEFAULT_NAMESPACE}"
+                              f" (the Configuration's namespace), not in {namespace}")
+        return None
+    base = shipped_file(parse_version(EnvironmentSpec.model_fields["kueueVersion"].default))
+    patch = _inverse_patch(base, data)
+    return {"apiVersion": data.get("apiVersion", base["apiVersion"]), "kind": "Configuration", **patch}
+
+
+def _inverse_patch(base: Mapping[str, Any], target: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON merge patch (RFC 7386) that turns `base` into `target`."""
+    out: dict[str, Any] = {key: None for key in base if key not in target}
+    for key, value in target.items():
+        if key in ("apiVersion", "kind"):
+            continue
+        if isinstance(value, Mapping) and isinstance(base.get(key), Mapping):
+            sub = _inverse_patch(base[key], value)
+            if sub:
+                out[key] = sub
+        elif key not in base or base[key] != value:
+            out[key] = value
+    return out
+
+
 # --------------------------------------------------------------------------- the whole import
 
 
@@ -434,9 +480,11 @@ def _metadata_problem(meta: Any) -> str | None:
     return None
 
 
-def _importable(group: str, kind: str) -> bool:
+def _importable(group: str, kind: str, name: Any = None) -> bool:
     if (group, kind) in WORKLOAD_KINDS or (group, kind) == ("", "Namespace"):
         return True
+    if (group, kind, name) == ("", "ConfigMap", CONFIGMAP_NAME):
+        return True  # Kueue's own Configuration -> the Environment's `configuration`
     return group == KUEUE_GROUP and kind in IMPORTED_KINDS
 
 
@@ -455,7 +503,8 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         obj = clean(data)
         group, _ = api_version_of(obj)
         kind = str(obj["kind"])
-        if not _importable(group, kind):
+        meta = obj.get("metadata")
+        if not _importable(group, kind, meta.get("name") if isinstance(meta, Mapping) else None):
             lost = (group == KUEUE_GROUP or bool(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL))
                     or (kind == "ConfigMap" and (obj.get("metadata") or {}).get("name") == "kueue-manager-config"))
             (result.skipped if lost else result.outside).append(f"{key_text(key_of(obj))}: kueueplan's spec has "
@@ -506,6 +555,10 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         raise KueueplanError(f"cannot import {key_text(key_of(err.obj))}: unexpected shape ({err.cause})",
                              file=file, line=line, hint="check the object against its CRD") from None
     env_spec: dict[str, Any] = {}
+    for obj in by_kind.get("ConfigMap", []):
+        configuration = _configuration(obj, result)
+        if configuration is not None:
+            env_spec["configuration"] = configuration
     api = _kueue_api(kueue)
     if api is not None:
         env_spec["kueueAPIVersion"] = api
@@ -711,7 +764,12 @@ def reproduction_losses(docs: Iterable[Any], built: list[dict[str, Any]], report
 
     def ours(doc: Any) -> bool:
         data = getattr(doc, "data", doc)
-        return isinstance(data, Mapping) and str(data.get("kind")) in IMPORTED_KINDS
+        if not isinstance(data, Mapping):
+            return False
+        group, _ = api_version_of(data)
+        meta = data.get("metadata")
+        return str(data.get("kind")) in IMPORTED_KINDS or _importable(
+            group, str(data.get("kind")), meta.get("name") if isinstance(meta, Mapping) else None)
 
     before = index(d for d in docs if ours(d))
     after = index(built)

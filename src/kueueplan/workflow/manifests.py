@@ -159,7 +159,10 @@ def clean(data: Mapping[str, Any]) -> dict[str, Any]:
 OWN_KEYS = {"argocd.argoproj.io/sync-wave": None, "app.kubernetes.io/managed-by": "kueueplan",
             # the Namespace protection build writes (compile/gitops.py NAMESPACE_ANNOTATIONS)
             "argocd.argoproj.io/sync-options": "Prune=confirm,Delete=confirm",
-            "kustomize.toolkit.fluxcd.io/prune": "disabled"}
+            "kustomize.toolkit.fluxcd.io/prune": "disabled",
+            # Kueue's install labels build gives kueue-manager-config (compile/configuration.py KUEUE_LABELS); Kueue
+            # reads the ConfigMap by name, so a hand-written one without them is the same configuration
+            "app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}
 
 
 def _own(key: str, value: str | None = None) -> bool:
