@@ -16,7 +16,9 @@ from .test_teams import HEAD, _team, _write
 
 CRD_FILES = {"ClusterQueue": "clusterqueues", "LocalQueue": "localqueues", "ResourceFlavor": "resourceflavors",
              "ProvisioningRequestConfig": "provisioningrequestconfigs", "Cohort": "cohorts",
-             "WorkloadPriorityClass": "workloadpriorityclasses", "AdmissionCheck": "admissionchecks"}
+             "WorkloadPriorityClass": "workloadpriorityclasses", "AdmissionCheck": "admissionchecks",
+             "Topology": "topologies", "MultiKueueCluster": "multikueueclusters",
+             "MultiKueueConfig": "multikueueconfigs"}
 
 
 def _has(schema: dict[str, Any], path: tuple[str, ...]) -> bool:

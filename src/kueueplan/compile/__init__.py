@@ -2,8 +2,9 @@
 
 Public API:
 - `compile_environment(platform, env) -> list[dict]`: every object of one environment, in apply order
-  (Kueue's `kueue-manager-config` ConfigMap when the environment declares a configuration, Namespaces, ResourceFlavors, WorkloadPriorityClasses, AdmissionChecks, ProvisioningRequestConfigs, Cohorts,
-  ClusterQueues, LocalQueues, then the workloads). Objects keep spec order (flavor order is Kueue's preference).
+  (Kueue's `kueue-manager-config` ConfigMap when the environment declares a configuration, Namespaces, Topologies,
+  ResourceFlavors, WorkloadPriorityClasses, MultiKueueClusters, AdmissionChecks, ProvisioningRequestConfigs,
+  MultiKueueConfigs, Cohorts, ClusterQueues, LocalQueues, then the workloads). Objects keep spec order (flavor order is Kueue's preference).
 - `compile_platform(spec_dir, envs=None) -> dict[env, list[dict]]`.
 - `scenario_for(spec_dir, env) -> dict`: a Scenario document (docs/scenario-format.md) for `kueueplan simulate`.
 """
@@ -22,10 +23,12 @@ from kueueplan.compile.kueue import (
     cluster_queues,
     cohorts,
     local_queues,
+    multikueue_clusters,
     namespaces,
     priority_classes,
     resource_flavors,
     team_plans,
+    topologies,
 )
 from kueueplan.compile.scenario import build_scenario
 from kueueplan.compile.workloads import WORKLOAD_KINDS, workload_manifest, workload_plans
@@ -44,8 +47,10 @@ def compile_context(ctx: EnvContext) -> list[Manifest]:
     manifests: list[Manifest] = []
     manifests += manager_config_map(ctx)
     manifests += [protect_namespace(ns) for ns in namespaces(ctx, plans)]
+    manifests += topologies(ctx)
     manifests += resource_flavors(ctx)
     manifests += priority_classes(ctx)
+    manifests += multikueue_clusters(ctx)
     manifests += admission_checks(ctx)
     manifests += cohorts(ctx)
     manifests += cluster_queues(ctx, plans)

@@ -17,7 +17,9 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Apply order for GitOps: cluster-scoped building blocks, then ClusterQueues, LocalQueues, workloads.
+# Topologies come first: a ResourceFlavor naming a missing one keeps its ClusterQueues inactive (TopologyNotFound).
 WAVES = {
+    "Topology": "-1", "MultiKueueCluster": "0", "MultiKueueConfig": "0",
     "Namespace": "0", "ResourceFlavor": "0", "WorkloadPriorityClass": "0", "AdmissionCheck": "0",
     "ProvisioningRequestConfig": "0", "Cohort": "0", "ClusterQueue": "1", "LocalQueue": "2",
     "RayJob": "3", "RayCluster": "3", "Job": "3", "Pod": "3", "JobSet": "3", "PyTorchJob": "3",

@@ -10,7 +10,7 @@ import difflib
 from typing import Any
 
 from kueueplan.compile.context import KUEUE_GROUP, TEAM_LABEL, EnvContext, metadata
-from kueueplan.compile.served import served
+from kueueplan.compile.served import api_version, served
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.quantity import canonical, parse_quantity
 from kueueplan.spec.load import Entry, did_you_mean
@@ -18,6 +18,7 @@ from kueueplan.spec.models import ClusterQueueEntry, FlavorQuota, LocalQueueSpec
 
 Manifest = dict[str, Any]
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"  # kueue pkg/controller/admissionchecks/multikueue
 
 
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
@@ -37,6 +38,10 @@ def resource_flavors(ctx: EnvContext) -> list[Manifest]:
         spec = entry.model.spec
         if spec.topologyName and not spec.nodeLabels:
             raise entry.error("a flavor with topologyName needs at least one nodeLabel", ("topologyName",))
+        if spec.topologyName and spec.topologyName not in ctx.by_name("Topology"):
+            # Kueue would keep every ClusterQueue using the flavor inactive (TopologyNotFound)
+            raise entry.error(_unknown("Topology", spec.topologyName, ctx), ("topologyName",),
+                              _known(ctx.by_name("Topology")))
         if len(spec.nodeLabels) > 8:
             raise entry.error("at most 8 nodeLabels", ("nodeLabels",))
         body = _drop_none({
@@ -50,6 +55,51 @@ def resource_flavors(ctx: EnvContext) -> list[Manifest]:
         if body:
             manifest["spec"] = body
         out.append(served(ctx, entry, manifest))
+    return out
+
+
+def _unknown(kind: str, name: str, ctx: EnvContext) -> str:
+    """`Topology 'x' is not declared for environment 'e'; did you mean 'y'?`"""
+    message = f"{kind} {name!r} is not declared for environment {ctx.name!r}"
+    close = did_you_mean(name, list(ctx.by_name(kind)))
+    return f"{message}; {close}" if close else f"{message}: add a {kind} document or fix the name"
+
+
+def topologies(ctx: EnvContext) -> list[Manifest]:
+    """Topology objects (topology-aware scheduling): levels from the widest to the node."""
+    out = []
+    for entry in ctx.docs["Topology"]:
+        levels = [{"nodeLabel": level.nodeLabel} for level in entry.model.spec.levels]
+        if len(levels) > 8 and ctx.kueue_version[:2] < (0, 13):  # the CRD's maxItems: 8 until v0.12, then 16
+            raise entry.error(f"{len(levels)} levels; Kueue {ctx.env.model.spec.kueueVersion} allows at most 8",
+                              ("levels",))
+        manifest = {"apiVersion": api_version(ctx, entry, "Topology"), "kind": "Topology",
+                    "metadata": metadata(entry.name, "Topology", entry), "spec": {"levels": levels}}
+        out.append(served(ctx, entry, manifest))
+    return out
+
+
+def multikueue_clusters(ctx: EnvContext) -> list[Manifest]:
+    """MultiKueueCluster objects: v1beta2 wraps the source in clusterSource and takes exactly one of kubeConfig
+    and clusterProfileRef; v1alpha1/v1beta1 need kubeConfig (clusterProfileRef beside it from v0.15)."""
+    out = []
+    for entry in ctx.docs["MultiKueueCluster"]:
+        spec = entry.model.spec
+        source = _drop_none({"kubeConfig": _dump(spec.kubeConfig) if spec.kubeConfig else None,
+                             "clusterProfileRef": _dump(spec.clusterProfileRef) if spec.clusterProfileRef else None})
+        api = api_version(ctx, entry, "MultiKueueCluster")
+        if api.endswith("/v1beta2"):
+            if len(source) != 1:
+                raise entry.error("Kueue's v1beta2 MultiKueueCluster takes exactly one of kubeConfig and "
+                                  "clusterProfileRef", ("clusterProfileRef",), "remove one of them")
+            body: dict[str, Any] = {"clusterSource": source}
+        else:
+            if spec.kubeConfig is None:
+                raise entry.error(f"Kueue's {api.split('/')[1]} MultiKueueCluster needs kubeConfig", ("kubeConfig",),
+                                  "add kubeConfig, or write the v1beta2 API (kueueAPIVersion: v1beta2)")
+            body = source
+        out.append(served(ctx, entry, {"apiVersion": api, "kind": "MultiKueueCluster",
+                                       "metadata": metadata(entry.name, "MultiKueueCluster", entry), "spec": body}))
     return out
 
 
@@ -69,6 +119,8 @@ def admission_checks(ctx: EnvContext) -> list[Manifest]:
     checks: list[Manifest] = []
     configs: list[Manifest] = []
     config_owner: dict[str, Entry] = {}
+    mk_configs: list[Manifest] = []
+    mk_owner: dict[str, Entry] = {}
     for entry in ctx.docs["AdmissionCheck"]:
         spec = entry.model.spec
         check: Manifest = {"apiVersion": ctx.kueue_api_version, "kind": "AdmissionCheck",
@@ -83,11 +135,38 @@ def admission_checks(ctx: EnvContext) -> list[Manifest]:
             check["spec"] = {"controllerName": PROVISIONING_CONTROLLER, "parameters": {
                 "apiGroup": KUEUE_GROUP, "kind": "ProvisioningRequestConfig", "name": config_name}}
             configs.append(_provisioning_config(ctx, entry, config_name))
+        elif spec.multiKueue is not None:
+            config_name = spec.multiKueue.configName or entry.name
+            if config_name in mk_owner:
+                raise entry.error(f"MultiKueueConfig {config_name!r} is also generated for "
+                                  f"{mk_owner[config_name].name!r}", ("multiKueue", "configName"))
+            mk_owner[config_name] = entry
+            check["spec"] = {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {
+                "apiGroup": KUEUE_GROUP, "kind": "MultiKueueConfig", "name": config_name}}
+            mk_configs.append(_multikueue_config(ctx, entry, config_name))
         else:
             check["spec"] = _drop_none({"controllerName": spec.controllerName,
                                         "parameters": _dump(spec.parameters) if spec.parameters else None})
         checks.append(served(ctx, entry, check))
-    return checks + configs
+    return checks + configs + mk_configs
+
+
+def _multikueue_config(ctx: EnvContext, entry: Entry, name: str) -> Manifest:
+    mk = entry.model.spec.multiKueue
+    known = ctx.by_name("MultiKueueCluster")
+    for j, cluster in enumerate(mk.clusters):
+        if cluster not in known:
+            raise entry.error(_unknown("MultiKueueCluster", cluster, ctx), ("multiKueue", "clusters", j), _known(known))
+    if len(mk.clusters) > 10 and ctx.kueue_version[:2] < (0, 16):  # the CRD's maxItems: 10 until v0.15, then 20
+        raise entry.error(f"{len(mk.clusters)} clusters; Kueue {ctx.env.model.spec.kueueVersion} allows at most 10",
+                          ("multiKueue", "clusters"))
+    api = api_version(ctx, entry, "MultiKueueConfig")
+    if mk.quotaManagement is not None and (ctx.kueue_version[:2] < (0, 18) or not api.endswith("/v1beta2")):
+        raise entry.error("MultiKueueConfig spec.quotaManagement needs Kueue v0.18 or newer and its v1beta2 API",
+                          ("multiKueue", "quotaManagement"), "remove it, or raise the environment's kueueVersion")
+    spec = _drop_none({"clusters": list(mk.clusters), "quotaManagement": mk.quotaManagement})
+    return served(ctx, entry, {"apiVersion": api, "kind": "MultiKueueConfig",
+                               "metadata": metadata(name, "MultiKueueConfig", entry), "spec": spec})
 
 
 def _provisioning_config(ctx: EnvContext, entry: Entry, name: str) -> Manifest:

@@ -46,22 +46,48 @@ FIELDS: dict[str, tuple[tuple[Path, tuple[int, int], Loc], ...]] = {
     "Cohort": (
         (("fairSharing",), (0, 11), ("fairSharing",)),
     ),
+    "MultiKueueCluster": (
+        (("clusterProfileRef",), (0, 15), ("clusterProfileRef",)),
+    ),
 }
 # kinds newer than v0.4 (Cohort objects have their own rule with the API version: compile.kueue._cohort_api)
 KINDS: dict[str, tuple[int, int]] = {"WorkloadPriorityClass": (0, 5), "AdmissionCheck": (0, 5),
-                                     "ProvisioningRequestConfig": (0, 5)}
+                                     "ProvisioningRequestConfig": (0, 5), "Topology": (0, 9),
+                                     "MultiKueueCluster": (0, 6), "MultiKueueConfig": (0, 6)}
+# Kinds that started in v1alpha1: the first minor serving v1beta1 (before it only v1alpha1, from KINDS' version).
+# Topology: v1alpha1 in v0.9-v0.13, v1beta1 from v0.14; MultiKueue: v1alpha1 in v0.6-v0.8, v1beta1 from v0.9.
+V1BETA1_SINCE: dict[str, tuple[int, int]] = {"Topology": (0, 14), "MultiKueueCluster": (0, 9),
+                                             "MultiKueueConfig": (0, 9)}
+
+
+def api_version(ctx: EnvContext, entry: Entry, kind: str) -> str:
+    """The apiVersion the environment's Kueue serves `kind` at: the environment's Kueue API (v1beta2 from
+    v0.15 serves every kind), else v1beta1, or v1alpha1 for a kind that had not reached beta in that release."""
+    since = V1BETA1_SINCE.get(kind)
+    if ctx.api == "v1beta2" or since is None or ctx.kueue_version[:2] >= since:
+        return ctx.kueue_api_version
+    _check_kind(ctx, entry, kind)
+    return f"{ctx.kueue_api_version.split('/')[0]}/v1alpha1"
+
+
+def _check_kind(ctx: EnvContext, entry: Entry, kind: str) -> None:
+    since = KINDS.get(kind)
+    if since is not None and ctx.kueue_version[:2] < since:
+        raise entry.error(f"{kind} needs Kueue v{since[0]}.{since[1]} or newer, and {_running(ctx)}", (),
+                          "raise the environment's kueueVersion, or limit this document to newer environments "
+                          "with metadata.environments")
+
+
+def _running(ctx: EnvContext) -> str:
+    return f"environment {ctx.name!r} runs Kueue {ctx.env.model.spec.kueueVersion}"
 
 
 def served(ctx: EnvContext, entry: Entry, manifest: dict[str, Any]) -> dict[str, Any]:
     """`manifest` if the environment's Kueue serves all of it, else an error at the spec field that set it."""
     version = ctx.kueue_version[:2]
     kind = manifest["kind"]
-    running = f"environment {ctx.name!r} runs Kueue {ctx.env.model.spec.kueueVersion}"
-    since = KINDS.get(kind)
-    if since is not None and version < since:
-        raise entry.error(f"{kind} needs Kueue v{since[0]}.{since[1]} or newer, and {running}", (),
-                          "raise the environment's kueueVersion, or limit this document to newer environments "
-                          "with metadata.environments")
+    running = _running(ctx)
+    _check_kind(ctx, entry, kind)
     for path, since, loc in FIELDS.get(kind, ()):
         if version < since and _present(manifest.get("spec"), path):
             field = ".".join(p for p in path if p != "*")

@@ -1,8 +1,10 @@
 """Rendering compiled manifests into files: one folder per environment, one file per kind, a kustomization.
 
 Layout of OUT_DIR/<env>/ (only files with objects are written):
-  kueue-manager-config.yaml (Kueue's Configuration, when the environment declares one), namespaces.yaml, resourceflavors.yaml, workloadpriorityclasses.yaml, admissionchecks.yaml,
-  provisioningrequestconfigs.yaml, cohorts.yaml, clusterqueues.yaml, localqueues.yaml,
+  kueue-manager-config.yaml (Kueue's Configuration, when the environment declares one), namespaces.yaml,
+  topologies.yaml, resourceflavors.yaml, workloadpriorityclasses.yaml, admissionchecks.yaml,
+  provisioningrequestconfigs.yaml, multikueueclusters.yaml, multikueueconfigs.yaml, cohorts.yaml,
+  clusterqueues.yaml, localqueues.yaml,
   rayjobs.yaml, rayclusters.yaml, jobs.yaml, pods.yaml, jobsets.yaml, pytorchjobs.yaml   -- listed in kustomization.yaml in this (apply) order
   <kind>s.create.yaml      -- workloads with generateName (for `kubectl create -f`; not in the kustomization)
   argocd-application.yaml / flux-kustomization.yaml / kueue-helm-values.yaml  -- on request; not in the
@@ -21,10 +23,13 @@ __all__ = ["render_environment", "write_tree", "MARKER", "dump_manifests", "has_
 FILE_ORDER = [
     ("ConfigMap", "kueue-manager-config.yaml"),
     ("Namespace", "namespaces.yaml"),
+    ("Topology", "topologies.yaml"),
     ("ResourceFlavor", "resourceflavors.yaml"),
     ("WorkloadPriorityClass", "workloadpriorityclasses.yaml"),
     ("AdmissionCheck", "admissionchecks.yaml"),
     ("ProvisioningRequestConfig", "provisioningrequestconfigs.yaml"),
+    ("MultiKueueCluster", "multikueueclusters.yaml"),
+    ("MultiKueueConfig", "multikueueconfigs.yaml"),
     ("Cohort", "cohorts.yaml"),
     ("ClusterQueue", "clusterqueues.yaml"),
     ("LocalQueue", "localqueues.yaml"),
