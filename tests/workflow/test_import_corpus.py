@@ -177,3 +177,27 @@ def test_references_the_input_lacks_are_reported_at_import(tmp_path: Path) -> No
     assert code == 1, out + err
     assert ("unresolved: MultiKueueConfig gpu-workers uses MultiKueueCluster worker-eu-west, which the input does "
             "not contain") in err
+
+
+def _states(*args: str) -> dict[str, tuple[str, str | None]]:
+    import json
+
+    code, out, err = invoke("simulate", *args, "-o", "json")
+    assert code in (0, 1), out + err
+    return {w["name"]: (w["state"], w.get("clusterQueue")) for w in json.loads(out)["workloads"]}
+
+
+@pytest.mark.parametrize("platform", ["gke-ai-platform", "ml-platform", "research-cluster"])
+def test_the_imported_environment_simulates_the_inputs_load(platform: str, tmp_path: Path) -> None:
+    """Each imported workload is load at 0 (or as its kueueplan.io/* annotations say), as `simulate` takes the
+    manifests themselves: same workloads, same states, same ClusterQueues (ml-platform's run-for annotations
+    make four of them finish). The manifests side does not run the Deployment yet; the spec side finds it
+    Inadmissible, as Kueue would: the imported configuration leaves the deployment integration off."""
+    _import_build(CORPUS / platform, tmp_path)
+    manifests = _states(str(CORPUS / platform))
+    spec = _states(str(tmp_path / "environments"), "--env", "default")
+    assert manifests
+    assert {k: v for k, v in spec.items() if "detector-inference" not in k} == manifests
+    if platform == "ml-platform":
+        assert spec["team-vision/detector-inference-0"] == ("Inadmissible", None)
+        assert sum(state == "Finished" for state, _ in manifests.values()) == 4

@@ -28,6 +28,7 @@ from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
 from kueueplan.kube.objects import KUEUE_GROUP, PROVISIONING_CONTROLLER, api_version_of, read_object
+from kueueplan.simulate.load import ANNOTATIONS as LOAD_ANNOTATIONS
 from kueueplan.spec.models import VERBATIM_KINDS
 from kueueplan.workflow.manifests import KUEUEPLAN_API, clean, key_of, key_text
 
@@ -397,8 +398,21 @@ def _workload(obj: Mapping[str, Any], team: str, namespace: str, queue: str) -> 
         spec = {}
     if spec:
         body["spec"] = spec
+    if kind != "TrainJob":  # its pod sets come from its runtime, outside the spec: simulate could not derive them
+        body["load"] = [_load(meta)]
     meta_labels = {k: v for k, v in labels.items() if k not in (QUEUE_LABEL, PRIORITY_LABEL)}
     return _doc("Workload", name, body, {**meta, "labels": meta_labels})
+
+
+def _load(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The object as load, as `simulate` takes plain manifests (scenario-format.md, second edition): created at 0
+    unless its kueueplan.io/* annotations say otherwise; so the spec's environment simulates what the input does."""
+    entry: dict[str, Any] = {"at": 0}
+    for annotation, key in LOAD_ANNOTATIONS.items():
+        value = (meta.get("annotations") or {}).get(annotation)
+        if value is not None:
+            entry[key] = int(value) if key == "count" and str(value).strip().isdigit() else value
+    return entry
 
 
 # --------------------------------------------------------------------------- Kueue's Configuration
