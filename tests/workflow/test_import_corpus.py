@@ -191,7 +191,7 @@ def _states(*args: str) -> dict[str, tuple[str, str | None]]:
 def test_the_imported_environment_simulates_the_inputs_load(platform: str, tmp_path: Path) -> None:
     """Each imported workload is load at 0 (or as its kueueplan.io/* annotations say), as `simulate` takes the
     manifests themselves: same workloads, same states, same ClusterQueues (ml-platform's run-for annotations
-    make four of them finish). The manifests side does not run the Deployment yet; the spec side finds it
+    make five of them finish). The manifests side does not run the Deployment yet; the spec side finds it
     Inadmissible, as Kueue would: the imported configuration leaves the deployment integration off."""
     _import_build(CORPUS / platform, tmp_path)
     manifests = _states(str(CORPUS / platform))
@@ -200,4 +200,4 @@ def test_the_imported_environment_simulates_the_inputs_load(platform: str, tmp_p
     assert {k: v for k, v in spec.items() if "detector-inference" not in k} == manifests
     if platform == "ml-platform":
         assert spec["team-vision/detector-inference-0"] == ("Inadmissible", None)
-        assert sum(state == "Finished" for state, _ in manifests.values()) == 4
+        assert sum(state == "Finished" for state, _ in manifests.values()) == 5
