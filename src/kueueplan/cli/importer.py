@@ -34,8 +34,9 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) 
     if not any(d.get("kind") != "Environment" for file_docs in result.files.values() for d in file_docs):
         _report(result)
         raise KueueplanError("none of the objects can be imported into a kueueplan spec", file=str(manifests[0]),
-                             hint="import reads Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor, ...), "
-                             "Namespaces and RayJob / RayCluster / Job / Pod manifests")
+                             hint="import reads Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor, Topology, "
+                             "MultiKueue, ...), Namespaces, kueue-manager-config and queued workloads of every kind "
+                             "Kueue integrates (RayJob, Job, JobSet, MPIJob, Deployment, ...)")
     if not result.unresolved:  # a refusal the checks above did not name: build's own words
         problem = build_problem(result, out_dir, docs)  # and what build would not reproduce: result.skipped
         if problem:
