@@ -201,3 +201,25 @@ def test_the_imported_environment_simulates_the_inputs_load(platform: str, tmp_p
     if platform == "ml-platform":
         assert spec["team-vision/detector-inference-0"] == ("Inadmissible", None)
         assert sum(state == "Finished" for state, _ in manifests.values()) == 5
+
+
+@pytest.mark.parametrize(("bad", "named"), [
+    ("kind: Topology\nmetadata: {name: t}\nspec: {levels: [a, b]}\n", "Topology t"),
+    ("kind: MultiKueueConfig\nmetadata: {name: c}\nspec: {clusters: 5}\n", "MultiKueueConfig c"),
+    ("kind: MultiKueueCluster\nmetadata: {name: c}\nspec: [1]\n", "MultiKueueCluster c"),
+])
+def test_kueue_objects_of_the_wrong_shape_are_clean_errors(bad: str, named: str, tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bad.yaml").write_text(f"apiVersion: kueue.x-k8s.io/v1beta2\n{bad}")
+    res = CliRunner().invoke(main, ["import", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert f"bad.yaml:1: cannot import {named}: unexpected shape" in res.output
+    assert "Traceback" not in res.output and not (tmp_path / "out").exists()
+
+
+def test_a_configuration_map_of_the_wrong_shape_is_a_clean_error(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "config.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\ndata: 5\n")
+    res = CliRunner().invoke(main, ["import", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "config.yaml:1: cannot import ConfigMap kueue-system/kueue-manager-config" in res.output

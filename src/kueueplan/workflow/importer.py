@@ -133,7 +133,7 @@ def _cohort(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _topology(obj: Mapping[str, Any]) -> dict[str, Any]:
-    levels = [level.get("nodeLabel") for level in (obj.get("spec") or {}).get("levels") or []]
+    levels = [level["nodeLabel"] for level in (obj.get("spec") or {}).get("levels") or []]
     return _doc("Topology", obj["metadata"]["name"], {"levels": levels}, obj.get("metadata"))
 
 
@@ -149,7 +149,7 @@ def _multikueue_cluster(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _multikueue(name: str, params: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
     cspec = config.get("spec") or {}
     return _compact({"configName": None if params["name"] == name else params["name"],
-                     "clusters": list(cspec.get("clusters") or []), "quotaManagement": cspec.get("quotaManagement")})
+                     "clusters": _cluster_names(config), "quotaManagement": cspec.get("quotaManagement")})
 
 
 def _admission_check(obj: Mapping[str, Any], configs: dict[str, Mapping[str, Any]], used: set[str],
@@ -441,16 +441,14 @@ def _configuration(obj: Mapping[str, Any], result: ImportResult) -> dict[str, An
                               f" (the Configuration's namespace), not in {namespace}")
         return None
     base = shipped_file(parse_version(EnvironmentSpec.model_fields["kueueVersion"].default))
-    patch = _inverse_patch(base, data)
-    return {"apiVersion": data.get("apiVersion", base["apiVersion"]), "kind": "Configuration", **patch}
+    patch = {k: v for k, v in _inverse_patch(base, data).items() if k not in ("apiVersion", "kind")}
+    return {"apiVersion": data.get("apiVersion") or base["apiVersion"], "kind": "Configuration", **patch}
 
 
 def _inverse_patch(base: Mapping[str, Any], target: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON merge patch (RFC 7386) that turns `base` into `target`."""
     out: dict[str, Any] = {key: None for key in base if key not in target}
     for key, value in target.items():
-        if key in ("apiVersion", "kind"):
-            continue
         if isinstance(value, Mapping) and isinstance(base.get(key), Mapping):
             sub = _inverse_patch(base[key], value)
             if sub:
@@ -539,28 +537,8 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
                                  hint="import one variant at a time: pass the files to import explicitly")
         seen[key] = f"{getattr(doc, 'file', '?')}:{getattr(doc, 'line', '?')}"
         by_kind.setdefault(kind, []).append(obj)
-    kueue = [o for objs in by_kind.values() for o in objs]
-    for obj in by_kind.get("Topology", []):
-        result.add("topologies.yaml", _topology(obj))
-    for obj in by_kind.get("ResourceFlavor", []):
-        result.add("flavors.yaml", _flavor(obj))
-    for obj in by_kind.get("WorkloadPriorityClass", []):
-        result.add("priorities.yaml", _priority(obj))
-    for obj in by_kind.get("Cohort", []):
-        result.add("cohorts.yaml", _cohort(obj))
-    configs = {o["metadata"]["name"]: o for o in by_kind.get("ProvisioningRequestConfig", [])}
-    mk_configs = {o["metadata"]["name"]: o for o in by_kind.get("MultiKueueConfig", [])}
-    used: set[str] = set()
-    for obj in by_kind.get("AdmissionCheck", []):
-        result.add("admission-checks.yaml", _admission_check(obj, configs, used, mk_configs))
-    result.skipped += [f"ProvisioningRequestConfig {n}: no AdmissionCheck uses it" for n in sorted(set(configs) - used)]
-    result.skipped += [f"MultiKueueConfig {n}: no MultiKueue AdmissionCheck uses it" for n in sorted(mk_configs)
-                       if f"MultiKueueConfig/{n}" not in used]
-    for obj in by_kind.get("MultiKueueCluster", []):
-        result.add("multikueue-clusters.yaml", _multikueue_cluster(obj))
     try:
-        owner = _import_teams(by_kind, result)
-        _import_workloads(by_kind, result, owner)
+        _map(by_kind, result, env)
     except (AttributeError, TypeError, KeyError, ValueError) as err:
         raise KueueplanError(f"cannot import: unexpected shape ({type(err).__name__}: {err})",
                              hint="check the objects against their CRDs (kueueplan validate)") from None
@@ -568,17 +546,58 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         file, line = sources.get(id(err.obj), (None, None))
         raise KueueplanError(f"cannot import {key_text(key_of(err.obj))}: unexpected shape ({err.cause})",
                              file=file, line=line, hint="check the object against its CRD") from None
+    return result
+
+
+def _one(fn: Any, obj: Mapping[str, Any], *args: Any) -> Any:
+    """fn(obj, ...), a wrong shape in obj (a list where its CRD has a mapping, ...) named with the object."""
+    try:
+        return fn(obj, *args)
+    except (AttributeError, TypeError, KeyError, ValueError) as err:
+        raise _ShapeError(obj, err) from None
+
+
+def _map(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult, env: str) -> None:
+    for obj in by_kind.get("Topology", []):
+        result.add("topologies.yaml", _one(_topology, obj))
+    for obj in by_kind.get("ResourceFlavor", []):
+        result.add("flavors.yaml", _one(_flavor, obj))
+    for obj in by_kind.get("WorkloadPriorityClass", []):
+        result.add("priorities.yaml", _one(_priority, obj))
+    for obj in by_kind.get("Cohort", []):
+        result.add("cohorts.yaml", _one(_cohort, obj))
+    configs = {o["metadata"]["name"]: o for o in by_kind.get("ProvisioningRequestConfig", [])}
+    mk_configs = {o["metadata"]["name"]: o for o in by_kind.get("MultiKueueConfig", [])}
+    for obj in mk_configs.values():
+        _one(_cluster_names, obj)
+    used: set[str] = set()
+    for obj in by_kind.get("AdmissionCheck", []):
+        result.add("admission-checks.yaml", _one(_admission_check, obj, configs, used, mk_configs))
+    result.skipped += [f"ProvisioningRequestConfig {n}: no AdmissionCheck uses it" for n in sorted(set(configs) - used)]
+    result.skipped += [f"MultiKueueConfig {n}: no MultiKueue AdmissionCheck uses it" for n in sorted(mk_configs)
+                       if f"MultiKueueConfig/{n}" not in used]
+    for obj in by_kind.get("MultiKueueCluster", []):
+        result.add("multikueue-clusters.yaml", _one(_multikueue_cluster, obj))
+    owner = _import_teams(by_kind, result)
+    _import_workloads(by_kind, result, owner)
     env_spec: dict[str, Any] = {}
     for obj in by_kind.get("ConfigMap", []):
-        configuration = _configuration(obj, result)
+        configuration = _one(_configuration, obj, result)
         if configuration is not None:
             env_spec["configuration"] = configuration
-    api = _kueue_api(kueue)
+    api = _kueue_api(o for objs in by_kind.values() for o in objs)
     if api is not None:
         env_spec["kueueAPIVersion"] = api
     result.add(f"env-{env}.yaml", _doc("Environment", env, env_spec))
     result.unresolved += _unresolved(by_kind, result)
-    return result
+
+
+def _cluster_names(config: Mapping[str, Any]) -> list[str]:
+    """A MultiKueueConfig's clusters (names, as its CRD has them)."""
+    clusters = list((config.get("spec") or {}).get("clusters") or [])
+    if not all(isinstance(c, str) for c in clusters):
+        raise TypeError("spec.clusters must be a list of names")
+    return clusters
 
 
 def _unresolved(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult) -> list[str]:
@@ -595,11 +614,11 @@ def _unresolved(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult) 
                        "not contain")
     for obj in by_kind.get("AdmissionCheck", []):
         params = (obj.get("spec") or {}).get("parameters") or {}
-        if params.get("kind") == "MultiKueueConfig" and params.get("name") not in names["MultiKueueConfig"]:
+        if params.get("kind") == "MultiKueueConfig" and str(params.get("name")) not in names["MultiKueueConfig"]:
             out.append(f"AdmissionCheck {obj['metadata']['name']} uses MultiKueueConfig {params.get('name')}, which "
                        "the input does not contain")
     for obj in by_kind.get("MultiKueueConfig", []):
-        for cluster in (obj.get("spec") or {}).get("clusters") or []:
+        for cluster in _cluster_names(obj):
             if cluster not in names["MultiKueueCluster"]:
                 out.append(f"MultiKueueConfig {obj['metadata']['name']} uses MultiKueueCluster {cluster}, which the "
                            "input does not contain")
