@@ -153,3 +153,38 @@ def test_cohort_borrow_text_and_yaml_both_preempt(env: str) -> None:
 def test_every_example_meets_its_expectations(path: Path) -> None:
     sim = simulate(load_scenario(path))
     assert check_expectations(sim) == []
+
+
+def _timeline(out: dict) -> list[tuple[int, str, str, str]]:
+    return [(e["at"], e["type"], e["workload"], e.get("reason") or "") for e in out["events"]
+            if e["type"] in ("Admitted", "Preempted", "Finished")]
+
+
+def test_one_cluster_dev_prod_declared_load() -> None:
+    """The spec's own load: team A's prod train reclaims team-a-prod's nominal GPUs from the dev sweep that
+    borrowed them (the only borrower), the etl job within team-b-dev's own quota is untouched, the eval run
+    through the prod namespace's backfill LocalQueue lands in team-a-dev, and the sweep runs again at 70m."""
+    sim = simulate(scenario_from_dict(scenario_for(EXAMPLES / "one-cluster-dev-prod/environments", "shared-cluster")))
+    out = result_json(sim)
+    assert check_expectations(sim) == []
+    assert _timeline(out) == [
+        (0, "Admitted", "team-b-dev/etl", ""), (0, "Admitted", "team-a-dev/sweep", ""),
+        (600, "Preempted", "team-a-dev/sweep", "InCohortReclamation"), (600, "Admitted", "team-a-prod/train", ""),
+        (1200, "Admitted", "team-b-prod/serve-batch", ""), (1800, "Admitted", "team-a-prod/eval", ""),
+        (3000, "Finished", "team-b-prod/serve-batch", ""), (3000, "Finished", "team-a-prod/eval", ""),
+        (4200, "Finished", "team-a-prod/train", ""), (4200, "Admitted", "team-a-dev/sweep", ""),
+        (10800, "Finished", "team-b-dev/etl", ""), (11400, "Finished", "team-a-dev/sweep", "")]
+    queues = {w["name"]: w["clusterQueue"] for w in out["workloads"]}
+    assert queues["team-a-prod/eval"] == "team-a-dev" and queues["team-a-prod/train"] == "team-a-prod"
+    expected = {e.selector.get("clusterQueue") for e in sim.scenario.expectations} - {None}
+    assert expected == {"team-a-prod", "team-b-prod"}  # the prod entries' expect; dev and shared have none
+
+
+def test_one_cluster_dev_prod_prod_burst() -> None:
+    out, wl, failed = run("one-cluster-dev-prod/scenario.yaml")
+    assert failed == []
+    assert [t for t in _timeline(out) if t[0] == 600] == [
+        (600, "Admitted", "team-b-prod/serve-batch", ""),
+        (600, "Preempted", "team-a-dev/sweep", "InCohortReclamation"), (600, "Admitted", "team-a-prod/train", "")]
+    assert events(out, "Preempted", "team-a-dev/sweep")[0]["by"] == "team-a-prod/train"
+    assert [e["at"] for e in events(out, "Admitted", "team-a-dev/sweep")] == [0, 4200]

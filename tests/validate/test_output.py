@@ -183,3 +183,17 @@ def test_readme_rule_table_is_current() -> None:
 
     readme = (REPO / "README.md").read_text()
     assert readme == readme_with_rules(readme), "README.md's rule table is stale; run scripts/update-generated"
+
+
+def test_a_lend_only_queue_is_not_reported_as_admitting_nothing(tmp_path: Path) -> None:
+    """KP420 leaves out a ClusterQueue in a cohort that no LocalQueue points at (kueueplan's lendOnly): selecting
+    no namespace is its purpose. The same queue with a LocalQueue pointing at it, or outside a cohort, is reported."""
+    cq = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: shared}\nspec:\n"
+          "  cohortName: org\n  resourceGroups: []\n")
+    lq = ("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: ns}\n"
+          "spec: {clusterQueue: shared}\n")
+    for text, reported in ((cq, False), (cq + lq, True), (cq.replace("  cohortName: org\n", ""), True)):
+        path = tmp_path / "m.yaml"
+        path.write_text(text)
+        result = CliRunner().invoke(main, ["validate", "--no-policies", "--select", "KP420", str(path)])
+        assert ("KP420" in result.output) == reported, (text, result.output)

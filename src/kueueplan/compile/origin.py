@@ -4,7 +4,8 @@ point at that line (in the environment's overlay when the overlay set it) rather
 `spec_paths` maps a path inside a manifest to paths inside the spec document's `spec`, the first one written
 wins (a ClusterQueue's namespaceSelector is either the team's own or made from its namespaces). Quota lists are
 matched by flavor name (`ByFlavor`), because an overlay merges them by flavor and may drop some, so list
-indexes differ between the base document, the overlay and the compiled object.
+indexes differ between the base document, the overlay and the compiled object; a team's `clusterQueues` entries
+likewise by name (`ByName`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,21 @@ class ByFlavor:
     """The item of a `quotas` list whose `flavor` is `name`."""
 
     name: str
+    key = "flavor"
+
+
+@dataclass(frozen=True)
+class ByName:
+    """The item of a team's `clusterQueues` list whose `name` is `name` (overlays merge them by name)."""
+
+    name: str
+    key = "name"
+
+
+def queue_paths(candidates: tuple[Path, ...], queue: str) -> tuple[Path, ...]:
+    """Candidates for a ClusterQueue of a team with `clusterQueues`: inside its entry first (where the entry
+    sets the field), then the team's own field (its default)."""
+    return tuple(("clusterQueues", ByName(queue)) + c for c in candidates if c) + candidates
 
 
 _QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")

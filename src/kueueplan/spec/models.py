@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from kueueplan.kube.configschema import json_schema as _configuration_schema
 from kueueplan.kube.configuration import Configuration as _KueueConfiguration
@@ -91,15 +91,16 @@ class TopologySpec(Strict):
         min_length=1, max_length=16,
         description="Node labels from the widest level (block, rack) to the narrowest (kubernetes.io/hostname)")
 
-    @model_validator(mode="after")
-    def _levels(self) -> TopologySpec:
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, levels: list[TopologyLevel]) -> list[TopologyLevel]:
         # The CRD's CEL rules (kueue apis/kueue/v1beta2/topology_types.go): unique levels, hostname last.
-        labels = [level.nodeLabel for level in self.levels]
+        labels = [level.nodeLabel for level in levels]
         if len(set(labels)) != len(labels):
             raise ValueError("topology levels must be unique")
         if HOSTNAME_LABEL in labels[:-1]:
             raise ValueError(f"{HOSTNAME_LABEL} can only be the lowest (last) level")
-        return self
+        return levels
 
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -214,11 +215,12 @@ class MultiKueue(Strict):
     quotaManagement: Literal["Manual", "Automated"] | None = Field(default=None,
                                                                    description="Kueue v0.18+, v1beta2 API")
 
-    @model_validator(mode="after")
-    def _unique(self) -> MultiKueue:
-        if len(set(self.clusters)) != len(self.clusters):
+    @field_validator("clusters")
+    @classmethod
+    def _unique(cls, clusters: list[str]) -> list[str]:
+        if len(set(clusters)) != len(clusters):
             raise ValueError("a cluster is listed twice")
-        return self
+        return clusters
 
 
 class AdmissionCheckSpec(Strict):
@@ -351,14 +353,19 @@ class TeamSpec(QueueFields):
     priorities: list[DnsLabel] | None = Field(default=None, description="Priorities the team may use (default: all)")
     flavors: list[DnsLabel] | None = Field(default=None, description="Flavors the team may use (default: all)")
 
+    @field_validator("clusterQueues")
+    @classmethod
+    def _distinct(cls, queues: list[ClusterQueueEntry] | None) -> list[ClusterQueueEntry] | None:
+        names = [q.name for q in queues or []]
+        if len(set(names)) != len(names):
+            raise ValueError("clusterQueues names must be distinct")
+        return queues
+
     @model_validator(mode="after")
     def _queues(self) -> TeamSpec:
         if self.clusterQueues is not None:
             if self.clusterQueue is not None:
                 raise ValueError("set 'clusterQueue' (one queue) or 'clusterQueues', not both")
-            names = [q.name for q in self.clusterQueues]
-            if len(set(names)) != len(names):
-                raise ValueError("clusterQueues names must be distinct")
         elif self.lendOnly and self.namespaceSelector is not None:
             # (an entry's mix of its own and the team's fields is checked by build, at the field)
             raise ValueError("a lendOnly team has no namespaceSelector: a lend-only queue selects no namespace")

@@ -22,6 +22,7 @@ _SOURCES = {
     "JobSet": ("Workload",), "PyTorchJob": ("Workload",), "MPIJob": ("Workload",), "TrainJob": ("Workload",),
     "AppWrapper": ("Workload",), "LeaderWorkerSet": ("Workload",), "Deployment": ("Workload",),
     "StatefulSet": ("Workload",),
+    "Topology": ("Topology",), "MultiKueueCluster": ("MultiKueueCluster",), "MultiKueueConfig": ("AdmissionCheck",),
 }
 TEAM_LABEL = "kueueplan.io/team"
 
@@ -50,7 +51,7 @@ def compiled_objects(folder: Path) -> list[Obj]:
 def _locate(obj: Obj, entries: dict[str, list[Any]]) -> None:
     """Point the object at its spec document (same name, or the team named by its team label), and its
     fields at the spec lines that wrote them, in the environment's overlay where it set them."""
-    from kueueplan.compile.origin import spec_paths
+    from kueueplan.compile.origin import queue_paths, spec_paths
 
     names = {obj.name, str(obj.labels.get(TEAM_LABEL, "")), obj.namespace or ""}
     if obj.kind == "ConfigMap":
@@ -60,10 +61,21 @@ def _locate(obj: Obj, entries: dict[str, list[Any]]) -> None:
         return
     for spec_kind in _SOURCES.get(obj.kind, ()):
         for entry in entries.get(spec_kind, []):
+            if _one_of_teams_queues(obj, entry):
+                obj.file, obj.origin_line = entry.doc.file, entry.doc.line
+                obj.origin = lambda path, entry=entry, data=obj.data: entry.locate(
+                    queue_paths(spec_paths(data, path), data["metadata"]["name"]))
+                return
             if entry.name in names:
                 obj.file, obj.origin_line = entry.doc.file, entry.doc.line
                 obj.origin = lambda path, entry=entry, data=obj.data: entry.locate(spec_paths(data, path))
                 return
+
+
+def _one_of_teams_queues(obj: Obj, entry: Any) -> bool:
+    """A ClusterQueue from one of the `clusterQueues` entries of the Team `entry`."""
+    queues = getattr(entry.model.spec, "clusterQueues", None) if obj.kind == "ClusterQueue" else None
+    return bool(queues) and any(queue.name == obj.name for queue in queues)
 
 
 def _config_path(path: tuple[str | int, ...]) -> tuple[str | int, ...]:

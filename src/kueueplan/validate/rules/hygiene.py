@@ -21,7 +21,9 @@ _EXPONENT = re.compile(r"[eE][+-]?\d+$")
 def cq_without_selector(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A ClusterQueue has no namespaceSelector: it admits workloads from no namespace at all.
 
-    Kueue does not default it; `{}` selects every namespace, a matchLabels selector a team's namespaces.
+    Kueue does not default it; `{}` selects every namespace, a matchLabels selector a team's namespaces. A
+    lend-only queue (in a cohort, no LocalQueue pointing at it) is left out: selecting nothing is its purpose, it
+    only lends its quota to the cohort (kueueplan's `lendOnly`).
 
     Fails:
 
@@ -47,9 +49,14 @@ def cq_without_selector(obj: Obj, ctx: Context) -> Iterator[Hit]:
           kueueplan.io/team: a
     ```
     """
-    if obj.is_kueue() and obj.spec.get("namespaceSelector") is None:
+    if obj.is_kueue() and obj.spec.get("namespaceSelector") is None and not _lend_only(obj, ctx):
         yield Hit(obj, ("spec",), "no spec.namespaceSelector: this ClusterQueue admits nothing; set "
                                   "namespaceSelector: {} for all namespaces or a selector for the team's")
+
+
+def _lend_only(cq: Obj, ctx: Context) -> bool:
+    in_cohort = bool(cq.spec.get("cohortName") or cq.spec.get("cohort"))
+    return in_cohort and not any(lq.spec.get("clusterQueue") == cq.name for lq in ctx.kueue("LocalQueue"))
 
 
 @rule("KP421", "warning", "5 hygiene", kinds=("LocalQueue",))
