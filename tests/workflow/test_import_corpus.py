@@ -223,3 +223,24 @@ def test_a_configuration_map_of_the_wrong_shape_is_a_clean_error(tmp_path: Path)
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\ndata: 5\n")
     res = CliRunner().invoke(main, ["import", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
     assert res.exit_code == 2 and "config.yaml:1: cannot import ConfigMap kueue-system/kueue-manager-config" in res.output
+
+
+REPO = CORPUS.parents[1]
+
+
+@pytest.mark.parametrize("rendered", ["gen/prod", "examples/one-cluster-dev-prod/gen/shared-cluster",
+                                      "examples/gang-provisioning/gen/docs", "examples/oke-dev-prod/gen/lab"])
+def test_kueueplans_own_output_imports_back_to_the_same_platform(rendered: str, tmp_path: Path) -> None:
+    """What `build` wrote, imported: the namespaces' team label groups the dev and prod ClusterQueues of a team
+    into one Team again, a generated namespaceSelector is left to build, and the rebuild (objects and simulated
+    load) is the same. The Argo CD Application is outside the spec."""
+    gen, notes = _import_build(REPO / rendered, tmp_path)
+    source = tmp_path / "input"
+    shutil.copytree(REPO / rendered, source)
+    _drop(source, "Application")
+    code, out, err = invoke("diff", str(source), str(gen))
+    assert code == 0 and "no changes" in out, out + err
+    if rendered.startswith("examples/one-cluster"):
+        [team] = _spec(tmp_path, "teams/team-a.yaml")
+        assert [q["name"] for q in team["spec"]["clusterQueues"]] == ["team-a-prod", "team-a-dev"]
+        assert "namespaceSelector" not in team["spec"]["clusterQueues"][1]  # build's own: generated again

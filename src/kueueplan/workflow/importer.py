@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import re
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import yaml
 
+from kueueplan.compile.context import TEAM_LABEL
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
@@ -221,12 +223,27 @@ def _team_namespaces(queues: list[Mapping[str, Any]], namespaces: dict[str, Mapp
     return out
 
 
+def _generated_selector(team: str, spaces: list[dict[str, Any]], shared: bool) -> dict[str, Any]:
+    """The namespaceSelector build writes for a team's queue (compile/kueue.py _namespace_selector): by name when
+    a namespace is not kueueplan's to label (create: false) or is shared with another team, else the team label."""
+    if shared or any(ns.get("create") is False for ns in spaces):
+        return {"matchExpressions": [{"key": NAME_LABEL, "operator": "In",
+                                      "values": sorted(ns["name"] for ns in spaces)}]}
+    return {"matchLabels": {TEAM_LABEL: team}}
+
+
 def _team(name: str, cqs: list[Mapping[str, Any]], queues: dict[str, list[Mapping[str, Any]]],
-          namespaces: dict[str, Mapping[str, Any]]) -> dict[str, Any]:
+          namespaces: dict[str, Mapping[str, Any]], shared: bool = False) -> dict[str, Any]:
     """One Team for these ClusterQueues. One queue: the team is named like it and holds its fields. Several: the
-    fields all of them share are the team's, the rest each entry's (an entry's field replaces the team's)."""
+    fields all of them share are the team's, the rest each entry's (an entry's field replaces the team's). A
+    namespaceSelector is written only where it differs from the one build generates."""
     fields = [_queue_fields(cq) for cq in cqs]
     mine = [lq for cq in cqs for lq in queues[cq["metadata"]["name"]]]
+    spaces = _team_namespaces(mine, namespaces)
+    generated = _generated_selector(name, spaces, shared)
+    for f in fields:
+        if f.get("namespaceSelector") == generated:
+            del f["namespaceSelector"]
     if len(cqs) == 1:
         out: dict[str, Any] = {} if cqs[0]["metadata"]["name"] == name else {"clusterQueue": cqs[0]["metadata"]["name"]}
         out.update(fields[0])
@@ -237,7 +254,7 @@ def _team(name: str, cqs: list[Mapping[str, Any]], queues: dict[str, list[Mappin
                                 for cq, f in zip(cqs, fields)]
     if not all(f.get("lendOnly") for f in fields):
         # empty lists are meaningful here: "none", not "the default"
-        out["namespaces"] = _team_namespaces(mine, namespaces)
+        out["namespaces"] = spaces
         out["localQueues"] = _local_queues(mine, with_queue=len(cqs) > 1)
     return _doc("Team", name, out, cqs[0].get("metadata") if len(cqs) == 1 else None)
 
@@ -662,15 +679,18 @@ def _import_teams(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult
             queues[target].append(lq)
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for name, cq in cqs.items():
-        spaces = tuple(sorted({lq["metadata"].get("namespace") or "default" for lq in queues[name]}))
-        groups.setdefault(spaces or ("", name), []).append(cq)  # a queue without LocalQueues stays alone
+        groups.setdefault(_group_key(name, queues[name], namespaces), []).append(cq)
     team_of: dict[str, str] = {}
     taken = set(cqs)
-    for spaces, members in groups.items():
-        team = members[0]["metadata"]["name"] if len(members) == 1 else _group_name(spaces, members, taken)
+    spaces_of = {key: sorted({lq["metadata"].get("namespace") or "default" for cq in members
+                              for lq in queues[cq["metadata"]["name"]]}) for key, members in groups.items()}
+    teams_in = Counter(ns for spaces in spaces_of.values() for ns in spaces)  # namespace -> teams listing it
+    for key, members in groups.items():
+        team = members[0]["metadata"]["name"] if len(members) == 1 else _group_name(key, members, taken)
         taken.add(team)
         team_of.update((cq["metadata"]["name"], team) for cq in members)
-        result.add(f"teams/{team}.yaml", _team(team, members, queues, namespaces))
+        shared = any(teams_in[ns] > 1 for ns in spaces_of[key])
+        result.add(f"teams/{team}.yaml", _team(team, members, queues, namespaces, shared))
     used = {lq["metadata"].get("namespace") or "default" for lqs in queues.values() for lq in lqs}
     for ns in sorted(set(namespaces) - used):
         result.skipped.append(f"Namespace {ns}: no LocalQueue in it, so it belongs to no team")
@@ -679,12 +699,26 @@ def _import_teams(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult
             for cq, lqs in queues.items() for lq in lqs}
 
 
-def _group_name(spaces: tuple[str, ...], members: list[Mapping[str, Any]], taken: set[str]) -> str:
-    """The team of several ClusterQueues: its namespace's name, else the queues' common prefix, else the first's."""
+def _group_key(cq: str, queues: list[Mapping[str, Any]], namespaces: dict[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    """ClusterQueues with the same key make one team: kueueplan's team label on all their namespaces (an output of
+    `kueueplan build`, imported back), else the namespaces their LocalQueues live in; a queue without LocalQueues
+    stays alone."""
+    spaces = sorted({lq["metadata"].get("namespace") or "default" for lq in queues})
+    labels = {((namespaces.get(ns) or {}).get("metadata") or {}).get("labels", {}).get(TEAM_LABEL) for ns in spaces}
+    if spaces and len(labels) == 1 and None not in labels:
+        return ("label", str(labels.pop()))
+    return ("namespaces", *spaces) if spaces else ("alone", cq)
+
+
+def _group_name(key: tuple[str, ...], members: list[Mapping[str, Any]], taken: set[str]) -> str:
+    """The team of several ClusterQueues: their team label, or their namespace's name, else the queues' common
+    prefix, else the first's."""
     names = [cq["metadata"]["name"] for cq in members]
     prefix = re.sub(r"[-.]+$", "", _common_prefix(names))
-    for candidate in ([spaces[0]] if len(spaces) == 1 else []) + [prefix, f"{names[0]}-team"]:
-        if candidate and _DNS_LABEL.match(candidate) and len(candidate) <= 63 and candidate not in taken:
+    own = [key[1]] if len(key) == 2 else []  # a label, or the one namespace
+    for candidate in own + [prefix, f"{names[0]}-team"]:
+        if candidate and _DNS_LABEL.match(candidate) and len(candidate) <= 63 \
+                and (candidate not in taken or candidate in names):
             return candidate
     return f"{names[0][:50]}-team-{len(taken)}"
 
