@@ -159,7 +159,8 @@ spec:
     assert code == 1, out + err
     assert ("not carried: MPIJob ml/legacy-mpi: kueueplan writes MPIJob as kubeflow.org/v2beta1, not "
             "kubeflow.org/v1") in err
-    assert "not carried: Deployment ml/labelled-pods: the queue-name label is on its pod template only" in err
+    assert ("not carried: Deployment ml/labelled-pods: the queue-name label is on its pod template only (Kueue "
+            "queues each pod by it); kueueplan writes it on the Deployment") in err
     assert "not carried: Workload ml/prebuilt: kueueplan's spec has no Workload" in err
     assert "import is incomplete: 3 object(s) not carried" in err
 

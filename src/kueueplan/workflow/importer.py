@@ -770,9 +770,14 @@ def _not_carried(obj: Mapping[str, Any], queue: str | None, namespace: str, team
     kind = str(obj["kind"])
     if queue is None:
         template_labels = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
-        if kind in SERVING_APPS and template_labels.get(QUEUE_LABEL):
-            return ("the queue-name label is on its pod template only; Kueue reads it from the "
-                    f"{kind} itself (its webhook copies it to the pods): move it to metadata.labels")
+        if kind == "Deployment" and template_labels.get(QUEUE_LABEL):
+            # pod_controller.go queues each pod by its own label; build writes the label on the Deployment,
+            # whose webhook copies it to the pods (deployment_webhook.go): the same queue, one label more
+            return ("the queue-name label is on its pod template only (Kueue queues each pod by it); kueueplan "
+                    "writes it on the Deployment, which Kueue copies to the pods: add it to metadata.labels")
+        if kind == "StatefulSet" and template_labels.get(QUEUE_LABEL):
+            return ("the queue-name label is on its pod template only, where Kueue ignores it for a StatefulSet "
+                    "(it reads the StatefulSet's own labels, KP440): move it to metadata.labels")
         return "" if kind in SERVING_APPS else "has no queue-name label"
     if team is None:
         return f"its LocalQueue {namespace}/{queue} is not among the imported queues"
