@@ -78,8 +78,9 @@ def test_namespace_selectors_pick_exactly_each_teams_namespaces() -> None:
         for team in ("team-a", "team-b"):
             selector = cluster.cluster_queues[team].namespace_selector
             assert {ns for ns, labels in namespaces.items() if selector.matches(labels)} == {team}, env
-        # The shared queue selects every namespace ({}), but no LocalQueue points at it.
-        assert queues["shared"]["spec"]["namespaceSelector"] == {}
+        # The shared queue is lend-only: no namespaceSelector (Kueue: it selects no namespace), no LocalQueue.
+        assert "namespaceSelector" not in queues["shared"]["spec"]
+        assert cluster.cluster_queues["shared"].namespace_selector is None  # what the simulator reads as "none"
         assert all(lq.cluster_queue != "shared" for lq in cluster.local_queues.values())
 
 

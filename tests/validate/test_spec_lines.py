@@ -72,3 +72,28 @@ def test_paths_outside_the_quotas() -> None:
     assert spec_paths(cq, ("metadata", "name")) == ((),)
     assert spec_paths({"kind": "LocalQueue"}, ("spec", "clusterQueue")) == (("localQueues",),)
     assert spec_paths({"kind": "RayJob"}, ("spec", "entrypoint")) == ((),)
+
+
+def test_a_clusterqueues_entrys_fields_are_found_in_the_entry_or_the_team(tmp_path: Path) -> None:
+    """A ClusterQueue from a `clusterQueues` entry: a field the entry sets points at the entry, one it takes from
+    the team at the team's field, an overlay's change at the overlay."""
+    from kueueplan.validate.specinput import compiled_objects
+
+    head = "apiVersion: kueueplan.io/v1alpha1\n"
+    (tmp_path / "f.yaml").write_text(head + "kind: ResourceFlavor\nmetadata: {name: cpu}\n")
+    (tmp_path / "t.yaml").write_text(
+        head + "kind: Team\nmetadata: {name: ml}\nspec:\n  cohort: org\n"
+        "  quotas: [{flavor: cpu, resources: {cpu: 4}}]\n"          # line 6
+        "  clusterQueues:\n  - name: ml-prod\n  - name: ml-dev\n"
+        "    quotas: [{flavor: cpu, resources: {cpu: 2}}]\n")        # line 10
+    (tmp_path / "e.yaml").write_text(
+        head + "kind: Environment\nmetadata: {name: e}\nspec:\n  overlays:\n    Team:\n      ml:\n"
+        "        clusterQueues:\n        - name: ml-prod\n          cohort: other\n")  # line 10
+    objs = {o.name: o for o in compiled_objects(tmp_path) if o.kind == "ClusterQueue"}
+    quota = ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
+    assert [(Path(f).name, line) for f, line in (objs["ml-prod"].origin(quota), objs["ml-dev"].origin(quota))] == \
+        [("t.yaml", 6), ("t.yaml", 10)]
+    cohort = objs["ml-prod"].origin(("spec", "cohortName"))
+    assert (Path(cohort[0]).name, cohort[1]) == ("e.yaml", 10)
+    cohort = objs["ml-dev"].origin(("spec", "cohortName"))
+    assert (Path(cohort[0]).name, cohort[1]) == ("t.yaml", 5)

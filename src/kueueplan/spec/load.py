@@ -52,24 +52,27 @@ class Entry:
 
     def locate(self, candidates: Iterable[Loc]) -> tuple[str, int | None]:
         """File and line of the first candidate path (inside `spec`) that the overlay or the document writes;
-        else the nearest written ancestor of the first. A step may be an object with a `name`: the item of
-        a `quotas` list with that flavor (overlays merge quotas by flavor, so indexes differ)."""
+        else the deepest written ancestor among them (the first on a tie). A step may be an object with a `name`
+        and a `key`: the item of a `quotas` list with that flavor, of `clusterQueues` with that name (overlays
+        merge those lists by that key, so indexes differ)."""
         candidates = list(candidates) or [()]
+        partial: list[tuple[int, Document, Loc]] = []
         for path in candidates:
-            doc, concrete, complete = self._source(path)
-            if complete:
+            doc, concrete, done = self._source(path)
+            if done == len(path):
                 return doc.file, doc.line_of(concrete)
-        doc, concrete, _ = self._source(candidates[0])
+            partial.append((done, doc, concrete))
+        _, doc, concrete = max(partial, key=lambda item: item[0])  # max keeps the first of equals
         return doc.file, doc.line_of(concrete)
 
-    def _source(self, path: Loc) -> tuple[Document, Loc, bool]:
-        """The document that wrote `path` of the effective spec, the path there, and whether all of it exists."""
+    def _source(self, path: Loc) -> tuple[Document, Loc, int]:
+        """The document that wrote `path` of the effective spec, the path there, and how many steps exist."""
         base = self.doc.data.get("spec") if isinstance(self.doc.data, dict) else None
         patch = _get(self.overlay.data, self.overlay_path) if self.overlay is not None else _MISSING
         side, concrete, done = trace(base, patch, path)
         if side == "overlay" and self.overlay is not None:
-            return self.overlay, self.overlay_path + concrete, done == len(path)
-        return self.doc, ("spec",) + concrete, done == len(path)
+            return self.overlay, self.overlay_path + concrete, done
+        return self.doc, ("spec",) + concrete, done
 
 
 @dataclass
