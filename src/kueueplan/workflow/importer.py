@@ -232,6 +232,9 @@ def _generated_selector(team: str, spaces: list[dict[str, Any]], shared: bool) -
     return {"matchLabels": {TEAM_LABEL: team}}
 
 
+_MISSING = object()
+
+
 def _team(name: str, cqs: list[Mapping[str, Any]], queues: dict[str, list[Mapping[str, Any]]],
           namespaces: dict[str, Mapping[str, Any]], shared: bool = False) -> dict[str, Any]:
     """One Team for these ClusterQueues. One queue: the team is named like it and holds its fields. Several: the
@@ -248,18 +251,15 @@ def _team(name: str, cqs: list[Mapping[str, Any]], queues: dict[str, list[Mappin
         out: dict[str, Any] = {} if cqs[0]["metadata"]["name"] == name else {"clusterQueue": cqs[0]["metadata"]["name"]}
         out.update(fields[0])
     else:
-        shared = {k: v for k, v in fields[0].items() if all(f.get(k, _MISSING) == v for f in fields[1:])}
-        out = dict(shared)
-        out["clusterQueues"] = [{"name": cq["metadata"]["name"], **{k: v for k, v in f.items() if k not in shared}}
+        common = {k: v for k, v in fields[0].items() if all(f.get(k, _MISSING) == v for f in fields[1:])}
+        out = dict(common)
+        out["clusterQueues"] = [{"name": cq["metadata"]["name"], **{k: v for k, v in f.items() if k not in common}}
                                 for cq, f in zip(cqs, fields)]
     if not all(f.get("lendOnly") for f in fields):
         # empty lists are meaningful here: "none", not "the default"
         out["namespaces"] = spaces
         out["localQueues"] = _local_queues(mine, with_queue=len(cqs) > 1)
     return _doc("Team", name, out, cqs[0].get("metadata") if len(cqs) == 1 else None)
-
-
-_MISSING = object()
 
 
 def _local_queues(queues: list[Mapping[str, Any]], with_queue: bool = False) -> list[dict[str, Any]]:
@@ -534,8 +534,8 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         kind = str(obj["kind"])
         meta = obj.get("metadata")
         if not _importable(group, kind, meta.get("name") if isinstance(meta, Mapping) else None):
-            lost = (group == KUEUE_GROUP or bool(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL))
-                    or (kind == "ConfigMap" and (obj.get("metadata") or {}).get("name") == "kueue-manager-config"))
+            labels = meta.get("labels") if isinstance(meta, Mapping) else None
+            lost = group == KUEUE_GROUP or isinstance(labels, Mapping) and bool(labels.get(QUEUE_LABEL))
             (result.skipped if lost else result.outside).append(f"{key_text(key_of(obj))}: kueueplan's spec has "
                                                                  f"no {kind}")
             continue
