@@ -259,7 +259,11 @@ def _team(name: str, cqs: list[Mapping[str, Any]], queues: dict[str, list[Mappin
         # empty lists are meaningful here: "none", not "the default"
         out["namespaces"] = spaces
         out["localQueues"] = _local_queues(mine, with_queue=len(cqs) > 1)
-    return _doc("Team", name, out, cqs[0].get("metadata") if len(cqs) == 1 else None)
+    # the spec has one metadata per team: the queues' labels and annotations when they agree (the build-check
+    # names any queue whose own differ)
+    metas = [(_user(cq.get("metadata"), "labels", _OWN_LABELS), _user(cq.get("metadata"), "annotations",
+                                                                      _OWN_ANNOTATIONS)) for cq in cqs]
+    return _doc("Team", name, out, cqs[0].get("metadata") if metas.count(metas[0]) == len(metas) else None)
 
 
 def _local_queues(queues: list[Mapping[str, Any]], with_queue: bool = False) -> list[dict[str, Any]]:
