@@ -245,3 +245,20 @@ def test_kueueplans_own_output_imports_back_to_the_same_platform(rendered: str, 
         [team] = _spec(tmp_path, "teams/team-a.yaml")
         assert [q["name"] for q in team["spec"]["clusterQueues"]] == ["team-a-prod", "team-a-dev"]
         assert "namespaceSelector" not in team["spec"]["clusterQueues"][1]  # build's own: generated again
+
+
+def test_what_build_would_not_give_back_is_named(tmp_path: Path) -> None:
+    """Import builds what it wrote and compares it with the input as `diff` does. A Team has one set of labels for
+    its ClusterQueue and LocalQueues, so a label on the ClusterQueue alone comes back on the LocalQueue too: said,
+    exit 1, instead of a silent change."""
+    source = _copy(tmp_path, "workload-zoo")
+    path = source / "queues" / "platform.yaml"
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    for doc in docs:
+        if doc["kind"] == "ClusterQueue":
+            doc["metadata"]["labels"] = {"cost-center": "ml-123"}
+    path.write_text(yaml.safe_dump_all(docs))
+    code, out, err = invoke("import", str(source), "-o", str(tmp_path / "spec"))
+    assert code == 1, out + err
+    assert ("not carried: LocalQueue ml/ml-queue: the imported spec builds it differently (labels.cost-center)"
+            in err)
