@@ -24,6 +24,9 @@ CRD_FILES = {
     ("kueue.x-k8s.io", "WorkloadPriorityClass"): "kueue/crds/kueue.x-k8s.io_workloadpriorityclasses.yaml",
     ("kueue.x-k8s.io", "AdmissionCheck"): "kueue/crds/kueue.x-k8s.io_admissionchecks.yaml",
     ("kueue.x-k8s.io", "ProvisioningRequestConfig"): "kueue/crds/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
+    ("kueue.x-k8s.io", "Topology"): "kueue/crds/kueue.x-k8s.io_topologies.yaml",
+    ("kueue.x-k8s.io", "MultiKueueCluster"): "kueue/crds/kueue.x-k8s.io_multikueueclusters.yaml",
+    ("kueue.x-k8s.io", "MultiKueueConfig"): "kueue/crds/kueue.x-k8s.io_multikueueconfigs.yaml",
     ("ray.io", "RayJob"): "kuberay/crds/ray.io_rayjobs.yaml",
     ("ray.io", "RayCluster"): "kuberay/crds/ray.io_rayclusters.yaml",
 }

@@ -17,6 +17,7 @@ from kueueplan.errors import KueueplanError
 from kueueplan.kube.objects import read_cluster
 from kueueplan.validate import validate
 
+from ._support import crd_errors
 from .test_teams import HEAD, _write
 
 DEV_PROD = HEAD + """kind: Team
@@ -277,3 +278,11 @@ def test_an_overlay_mistake_in_an_entry_points_at_the_overlay(tmp_path: Path) ->
         compile_platform(spec)
     assert "flavor 'gpu' does not exist" in info.value.message
     assert (Path(info.value.file).name, info.value.line) == ("env.yaml", 10)
+
+
+@pytest.mark.parametrize("teams", [DEV_PROD, SHARED, LEND_ONLY], ids=["dev-prod", "shared-namespace", "lend-only"])
+def test_queue_objects_pass_todays_crds_strictly(tmp_path: Path, teams: str, shared_dir: Path) -> None:
+    manifests = compile_platform(_write(tmp_path, teams, "{kueueVersion: v0.19.2}"))["dev"]
+    kueue = [m for m in manifests if m["apiVersion"].startswith("kueue.x-k8s.io/")]
+    assert {m["kind"] for m in kueue} >= {"ClusterQueue", "LocalQueue"}
+    assert [(m["kind"], m["metadata"]["name"], crd_errors(shared_dir, m)) for m in kueue if crd_errors(shared_dir, m)] == []

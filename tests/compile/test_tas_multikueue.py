@@ -16,6 +16,8 @@ from kueueplan.spec.load import load_spec
 from kueueplan.validate import validate
 from kueueplan.validate.schemapack import crd_documents, pack_release
 
+from ._support import crd_errors
+
 HEAD = "apiVersion: kueueplan.io/v1alpha1\n"
 PLATFORM = HEAD + """kind: Topology
 metadata: {name: default}
@@ -180,3 +182,14 @@ def test_topology_levels_follow_the_crds_rules(tmp_path: Path, levels: str, need
         load_spec(_spec(tmp_path, "v0.19.2", bad))
     assert needle in info.value.message
     assert (Path(info.value.file).name, info.value.line) == ("platform.yaml", 5)
+
+
+@pytest.mark.parametrize("api", ["v1beta1", "v1beta2"])
+def test_objects_pass_todays_crds_strictly(tmp_path: Path, api: str, shared_dir: Path) -> None:
+    """Field by field against Kueue's current CRDs (both served versions), unknown fields refused as under
+    kubectl's strict field validation."""
+    objects = compile_platform(_spec(tmp_path, "v0.19.2", env=f"  kueueAPIVersion: {api}\n"))["e"]
+    kueue = [o for o in objects if o["apiVersion"].startswith("kueue.x-k8s.io/")]
+    assert {o["kind"] for o in kueue} >= {"Topology", "MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck"}
+    assert {o["apiVersion"] for o in kueue} == {f"kueue.x-k8s.io/{api}"}
+    assert [(o["kind"], crd_errors(shared_dir, o)) for o in kueue if crd_errors(shared_dir, o)] == []

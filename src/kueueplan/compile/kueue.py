@@ -18,7 +18,7 @@ from kueueplan.spec.models import ClusterQueueEntry, FlavorQuota, LocalQueueSpec
 
 Manifest = dict[str, Any]
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"  # kueue pkg/controller/admissionchecks/multikueue
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"  # kueue apis/kueue/v1beta2/multikueue_types.go MultiKueueControllerName
 
 
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:

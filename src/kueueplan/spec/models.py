@@ -81,6 +81,9 @@ class ResourceFlavorSpec(Strict):
 # --------------------------------------------------------------------------- Topology (topology-aware scheduling)
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
 class TopologyLevel(Strict):
     nodeLabel: LabelKey = Field(max_length=316, description="A node label naming one level, e.g. "
                                                             "cloud.google.com/gke-nodepool")
@@ -101,9 +104,6 @@ class TopologySpec(Strict):
         if HOSTNAME_LABEL in labels[:-1]:
             raise ValueError(f"{HOSTNAME_LABEL} can only be the lowest (last) level")
         return levels
-
-
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
 # --------------------------------------------------------------------------- MultiKueue
