@@ -24,8 +24,10 @@ from kueueplan.workflow.manifests import load_documents
 def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) -> None:
     """Turn Kueue/KubeRay manifests (files, folders or `kubectl get -o yaml` exports) into a spec folder.
 
-    All inputs together are one platform. Exit 0 when everything was carried, 1 when an object could not be
-    carried or the spec references an object the input does not contain (both listed), 2 unusable input."""
+    All inputs together are one platform. The result is built in a scratch folder and compared with the input
+    as `kueueplan diff` compares. Exit 0 when everything was carried, 1 when an object could not be carried (or
+    would not build back as it is) or the spec references an object the input does not contain (all listed),
+    2 unusable input."""
     docs = load_documents(manifests)
     if not docs:
         raise KueueplanError("no Kubernetes objects found to import", file=str(manifests[0]),
