@@ -262,3 +262,17 @@ def test_what_build_would_not_give_back_is_named(tmp_path: Path) -> None:
     assert code == 1, out + err
     assert ("not carried: LocalQueue ml/ml-queue: the imported spec builds it differently (labels.cost-center)"
             in err)
+
+
+def test_a_v1beta1_platform_built_as_v1beta2_shows_no_change(tmp_path: Path) -> None:
+    """`diff` compares after API-version conversion: the v1beta1 reference architecture, imported and built with
+    the release's default API (v1beta2: cohortName, ...), is the same platform."""
+    code, out, err = invoke("import", str(CORPUS / "gke-ai-platform"), "-o", str(tmp_path / "spec"))
+    assert code == 0, out + err
+    env = tmp_path / "spec" / "env-default.yaml"
+    env.write_text(env.read_text().replace("  kueueAPIVersion: v1beta1\n", "  kueueVersion: v0.19.2\n"))
+    assert invoke("build", str(tmp_path / "spec"), "-o", str(tmp_path / "gen"))[0] == 0
+    built = (tmp_path / "gen" / "default" / "clusterqueues.yaml").read_text()
+    assert "apiVersion: kueue.x-k8s.io/v1beta2" in built and "cohortName: ai-platform" in built
+    code, out, err = invoke("diff", str(CORPUS / "gke-ai-platform"), str(tmp_path / "gen" / "default"))
+    assert code == 0 and "no changes" in out, out + err
