@@ -708,7 +708,8 @@ def _group_key(cq: str, queues: list[Mapping[str, Any]], namespaces: dict[str, M
     `kueueplan build`, imported back), else the namespaces their LocalQueues live in; a queue without LocalQueues
     stays alone."""
     spaces = sorted({lq["metadata"].get("namespace") or "default" for lq in queues})
-    labels = {((namespaces.get(ns) or {}).get("metadata") or {}).get("labels", {}).get(TEAM_LABEL) for ns in spaces}
+    labels = {(((namespaces.get(ns) or {}).get("metadata") or {}).get("labels") or {}).get(TEAM_LABEL)
+              for ns in spaces}
     if spaces and len(labels) == 1 and None not in labels:
         return ("label", str(labels.pop()))
     return ("namespaces", *spaces) if spaces else ("alone", cq)
