@@ -32,7 +32,7 @@ from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_
 from kueueplan.kube.objects import KUEUE_GROUP, PROVISIONING_CONTROLLER, api_version_of, read_object
 from kueueplan.simulate.load import ANNOTATIONS as LOAD_ANNOTATIONS
 from kueueplan.spec.models import VERBATIM_KINDS
-from kueueplan.workflow.manifests import KUEUEPLAN_API, clean, key_of, key_text
+from kueueplan.workflow.manifests import KUEUEPLAN_API, MODELLED_SPEC, clean, key_of, key_text
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
@@ -48,6 +48,12 @@ IMPORTED_KINDS = {"ResourceFlavor", "WorkloadPriorityClass", "Cohort", "ClusterQ
                   "AdmissionCheck", "ProvisioningRequestConfig", "MultiKueueConfig", "MultiKueueCluster",
                   "Namespace"} | {kind for _, kind in WORKLOAD_KINDS}
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+# The spec fields of each Kueue kind that import carries (the rest: not carried, named).
+CARRIED_SPEC = {**MODELLED_SPEC,
+                "ProvisioningRequestConfig": MODELLED_SPEC["ProvisioningRequestConfig"] | {
+                    "parameters", "retryStrategy", "podSetMergePolicy"},
+                "Topology": {"levels"}, "MultiKueueConfig": {"clusters", "quotaManagement"},
+                "MultiKueueCluster": {"clusterSource", "kubeConfig", "clusterProfileRef"}}
 _OWN_LABELS = ("kueueplan.io/", "app.kubernetes.io/managed-by")
 _OWN_ANNOTATIONS = ("kueueplan.io/", "argocd.argoproj.io/sync-wave")
 
@@ -579,6 +585,13 @@ def _one(fn: Any, obj: Mapping[str, Any], *args: Any) -> Any:
 
 
 def _map(by_kind: dict[str, list[dict[str, Any]]], result: ImportResult, env: str) -> None:
+    for kind, carried in CARRIED_SPEC.items():
+        for obj in by_kind.get(kind, []):
+            spec = obj.get("spec")
+            extra = sorted(str(k) for k in spec if k not in carried) if isinstance(spec, Mapping) else []
+            if extra:
+                result.skipped.append(f"{key_text(key_of(obj))}: kueueplan's spec has no {kind} "
+                                      f"{'field' if len(extra) == 1 else 'fields'} {', '.join(extra)}")
     for obj in by_kind.get("Topology", []):
         result.add("topologies.yaml", _one(_topology, obj))
     for obj in by_kind.get("ResourceFlavor", []):

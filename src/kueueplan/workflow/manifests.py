@@ -235,7 +235,7 @@ def semantic(data: Mapping[str, Any], file: str | None = None, line: int | None 
         spec = cleaned.get("spec")
         if isinstance(spec, Mapping):
             # Fields the model does not read still count: compare them as written.
-            other = {k: v for k, v in spec.items() if k not in _MODELLED_SPEC.get(obj.kind, set())}
+            other = {k: v for k, v in spec.items() if k not in MODELLED_SPEC.get(obj.kind, set())}
             if other:
                 body["otherSpec"] = _canonical_resources(other)
         return {**head, **body}
@@ -286,7 +286,7 @@ def _ray_defaults(spec: Any) -> None:
 
 
 # Spec fields `kueueplan.kube.objects` reads (with Kueue's defaults and version conversions applied).
-_MODELLED_SPEC = {
+MODELLED_SPEC = {
     "ClusterQueue": {"cohort", "cohortName", "resourceGroups", "preemption", "queueingStrategy", "flavorFungibility",
                      "stopPolicy", "namespaceSelector", "admissionChecks", "admissionChecksStrategy", "fairSharing"},
     "Cohort": {"parent", "parentName", "resourceGroups", "fairSharing"},
