@@ -24,8 +24,10 @@ from kueueplan.workflow.manifests import load_documents
 def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) -> None:
     """Turn Kueue/KubeRay manifests (files, folders or `kubectl get -o yaml` exports) into a spec folder.
 
-    All inputs together are one platform. Exit 0 when everything was carried, 1 when an object could not be
-    carried or the spec references an object the input does not contain (both listed), 2 unusable input."""
+    All inputs together are one platform. The result is built in a scratch folder and compared with the input
+    as `kueueplan diff` compares. Exit 0 when everything was carried, 1 when an object could not be carried (or
+    would not build back as it is) or the spec references an object the input does not contain (all listed),
+    2 unusable input."""
     docs = load_documents(manifests)
     if not docs:
         raise KueueplanError("no Kubernetes objects found to import", file=str(manifests[0]),
@@ -34,10 +36,11 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) 
     if not any(d.get("kind") != "Environment" for file_docs in result.files.values() for d in file_docs):
         _report(result)
         raise KueueplanError("none of the objects can be imported into a kueueplan spec", file=str(manifests[0]),
-                             hint="import reads Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor, ...), "
-                             "Namespaces and RayJob / RayCluster / Job / Pod manifests")
+                             hint="import reads Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor, Topology, "
+                             "MultiKueue, ...), Namespaces, kueue-manager-config and queued workloads of every kind "
+                             "Kueue integrates (RayJob, Job, JobSet, MPIJob, Deployment, ...)")
     if not result.unresolved:  # a refusal the checks above did not name: build's own words
-        problem = build_problem(result, out_dir)
+        problem = build_problem(result, out_dir, docs)  # and what build would not reproduce: result.skipped
         if problem:
             result.unresolved.append(f"the imported spec does not build: {problem}")
     for path in write_spec(result, out_dir, force):

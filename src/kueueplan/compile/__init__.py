@@ -31,11 +31,11 @@ from kueueplan.compile.kueue import (
     topologies,
 )
 from kueueplan.compile.scenario import build_scenario
-from kueueplan.compile.workloads import workload_manifest, workload_plans
+from kueueplan.compile.workloads import WORKLOAD_KINDS, workload_manifest, workload_plans
 from kueueplan.spec.load import Platform, load_spec
 
 Manifest = dict[str, Any]
-WORKLOAD_ORDER = ["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"]
+WORKLOAD_ORDER = list(WORKLOAD_KINDS)
 
 __all__ = ["compile_environment", "compile_platform", "scenario_for", "EnvContext", "argocd_application",
            "flux_kustomization", "environment_names"]

@@ -23,6 +23,7 @@ WAVES = {
     "Namespace": "0", "ResourceFlavor": "0", "WorkloadPriorityClass": "0", "AdmissionCheck": "0",
     "ProvisioningRequestConfig": "0", "Cohort": "0", "ClusterQueue": "1", "LocalQueue": "2",
     "RayJob": "3", "RayCluster": "3", "Job": "3", "Pod": "3", "JobSet": "3", "PyTorchJob": "3",
+    "MPIJob": "3", "TrainJob": "3", "AppWrapper": "3", "LeaderWorkerSet": "3", "Deployment": "3", "StatefulSet": "3",
 }
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 

@@ -15,11 +15,11 @@ from typing import Any
 from kueueplan.compile.configuration import effective_file
 from kueueplan.compile.context import PRIORITY_LABEL, EnvContext
 from kueueplan.compile.kueue import team_plans
-from kueueplan.compile.workloads import check_priority, workload_manifest, workload_plans
+from kueueplan.compile.workloads import WORKLOAD_KINDS, check_priority, workload_manifest, workload_plans
+from kueueplan.kube.podsets import workload_names
 from kueueplan.kube.quantity import canonical
 from kueueplan.spec.models import RunTime
 
-WORKLOAD_KINDS = {"RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"}
 
 
 def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
@@ -67,7 +67,8 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
                 continue
             if load.arrivals is not None or isinstance(load.runFor, RunTime):
                 continue  # copies are drawn per run: a team's `expect` (by ClusterQueue) covers them
-            names = [name] if load.count == 1 else [f"{name}-{k}" for k in range(1, load.count + 1)]
+            copies = [name] if load.count == 1 else [f"{name}-{k}" for k in range(1, load.count + 1)]
+            names = [wl for copy_name in copies for wl in workload_names(manifest, copy_name)]
             at = plan.entry.locate([("load", i, "expect")] if load.expect else [("expect",)])
             for copy_name in names:
                 expectations.append({"workload": f"{plan.namespace}/{copy_name}", **fields})

@@ -1,4 +1,10 @@
-"""Spec -> the teams' workloads: RayJobs, RayClusters, Jobs and Pods, labelled for their LocalQueue and priority."""
+"""Spec -> the teams' workloads, labelled for their LocalQueue and priority.
+
+RayJob, RayCluster, Job, Pod, JobSet and PyTorchJob are built from typed fields; MPIJob, TrainJob, AppWrapper,
+LeaderWorkerSet, Deployment and StatefulSet carry their object's spec verbatim (WorkloadSpec.spec). Every kind
+takes the queue and priority labels on the object itself: that is where Kueue reads them, also for Deployments (whose
+webhook copies them onto the pod template for the pod integration: pkg/controller/jobs/deployment/
+deployment_webhook.go Default) and StatefulSets (pkg/controller/jobs/statefulset, one pod-group Workload)."""
 
 from __future__ import annotations
 
@@ -12,8 +18,14 @@ from kueueplan.spec.load import Entry
 from kueueplan.spec.models import PodTemplate, WorkloadSpec
 
 Manifest = dict[str, Any]
+# The API versions Kueue's integrations watch (its go.mod: mpi-operator v0.8 serves v2beta1, kubeflow/trainer v2
+# v1alpha1, appwrapper v1.2 v1beta2, lws v0.10 v1). Insertion order is the order of the kinds in gen/.
 API_VERSIONS = {"RayJob": "ray.io/v1", "RayCluster": "ray.io/v1", "Job": "batch/v1", "Pod": "v1",
-                "JobSet": "jobset.x-k8s.io/v1alpha2", "PyTorchJob": "kubeflow.org/v1"}
+                "JobSet": "jobset.x-k8s.io/v1alpha2", "PyTorchJob": "kubeflow.org/v1",
+                "MPIJob": "kubeflow.org/v2beta1", "TrainJob": "trainer.kubeflow.org/v1alpha1",
+                "AppWrapper": "workload.codeflare.dev/v1beta2", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
+                "Deployment": "apps/v1", "StatefulSet": "apps/v1"}
+WORKLOAD_KINDS = tuple(API_VERSIONS)
 # "pytorch": the training operator finds its default container by that name.
 DEFAULT_CONTAINER = {"head": "ray-head", "worker": "ray-worker", "pod": "main", "pytorch": "pytorch"}
 
@@ -82,7 +94,7 @@ def workload_manifest(plan: WorkloadPlan, name: str | None = None, priority: str
         labels[PRIORITY_LABEL] = chosen_priority
     gen = spec.generateName if generate is None or generate else None
     meta = metadata(name or entry.name, spec.kind, entry, namespace=plan.namespace, labels=labels, generate_name=gen)
-    body = _BODIES[spec.kind](entry, spec)
+    body = _BODIES[spec.kind](entry, spec) if spec.kind in _BODIES else {}  # the others: `spec` verbatim
     merged = _merge_under(copy.deepcopy(spec.spec), body)
     return {"apiVersion": API_VERSIONS[spec.kind], "kind": spec.kind, "metadata": meta, "spec": merged}
 

@@ -39,6 +39,12 @@ FILE_ORDER = [
     ("Pod", "pods.yaml"),
     ("JobSet", "jobsets.yaml"),
     ("PyTorchJob", "pytorchjobs.yaml"),
+    ("MPIJob", "mpijobs.yaml"),
+    ("TrainJob", "trainjobs.yaml"),
+    ("AppWrapper", "appwrappers.yaml"),
+    ("LeaderWorkerSet", "leaderworkersets.yaml"),
+    ("Deployment", "deployments.yaml"),
+    ("StatefulSet", "statefulsets.yaml"),
 ]
 _FILE_OF = dict(FILE_ORDER)
 

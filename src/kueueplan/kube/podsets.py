@@ -606,6 +606,14 @@ def workload_count(manifest: Mapping[str, Any]) -> int:
     return 1
 
 
+def workload_names(manifest: Mapping[str, Any], name: str) -> list[str]:
+    """The Workloads of this object when it is named `name`: one per LeaderWorkerSet group / Deployment pod,
+    named <name>-<index> (index from 0), else `name` itself."""
+    if manifest.get("kind") in ("LeaderWorkerSet", "Deployment"):
+        return [f"{name}-{index}" for index in range(workload_count(manifest))]
+    return [name]
+
+
 def resolve_priority(manifest: Mapping[str, Any], pod_sets: tuple[PodSet, ...], cluster: Cluster
                      ) -> tuple[int, str | None, str | None, str | None]:
     """(priority, class name, source kind, problem) following ExtractPriority."""

@@ -19,7 +19,7 @@ from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.configuration import Configuration, configuration_from_configmap, parse_configuration
 from kueueplan.kube.objects import read_object
-from kueueplan.kube.podsets import SUPPORTED_KINDS, version_tuple, workload_count
+from kueueplan.kube.podsets import SUPPORTED_KINDS, version_tuple, workload_count, workload_names
 from kueueplan.kube.quantity import resource_value
 from kueueplan.simulate import load
 from kueueplan.simulate.heap import without_cycle_collector
@@ -434,9 +434,7 @@ class _Reader:
                     md["name"] = f"{gen}{ordinal}"
                 md.pop("generateName", None)
                 md.setdefault("namespace", "default")
-                names = [md["name"]] if kind not in ("LeaderWorkerSet", "Deployment") else \
-                    [f"{md['name']}-{g}" for g in range(per_object)]
-                for wl_name in names:
+                for wl_name in workload_names(m, md["name"]):
                     out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, wl_name, self.line(where), i,
                                                 ready_after, resubmit,
                                                 file=where.file if isinstance(where, load.At) else None))

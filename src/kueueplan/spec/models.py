@@ -466,9 +466,17 @@ class Load(Strict):
     expect: Expectation | None = None
 
 
+# Kinds whose object `spec` is carried whole in WorkloadSpec.spec (no typed fields): import keeps them lossless and
+# build emits them as written; their pod sets come from kube/podsets.py like any manifest's.
+VERBATIM_KINDS = ("MPIJob", "TrainJob", "AppWrapper", "LeaderWorkerSet", "Deployment", "StatefulSet")
+
+
 class WorkloadSpec(Strict):
     team: DnsLabel
-    kind: Literal["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob"]
+    kind: Literal["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob", "MPIJob", "TrainJob", "AppWrapper",
+                  "LeaderWorkerSet", "Deployment", "StatefulSet"] = Field(
+        description="MPIJob, TrainJob, AppWrapper, LeaderWorkerSet, Deployment and StatefulSet carry the object's "
+                    "whole spec in `spec`")
     namespace: DnsLabel | None = Field(default=None, description="Default: the team's first namespace")
     localQueue: DnsLabel | None = Field(default=None, description="Default: the team's first LocalQueue")
     priority: DnsLabel | None = None
@@ -493,7 +501,9 @@ class WorkloadSpec(Strict):
     # JobSet / PyTorchJob
     replicas: list[Replica] = Field(default_factory=list,
                                     description="JobSet: its replicatedJobs; PyTorchJob: `master` and/or `worker`")
-    spec: dict[str, Any] = Field(default_factory=dict, description="Extra top-level spec fields, verbatim")
+    spec: dict[str, Any] = Field(default_factory=dict, description="Extra top-level spec fields, verbatim (the "
+                                                                    "whole spec of MPIJob, TrainJob, AppWrapper, "
+                                                                    "LeaderWorkerSet, Deployment, StatefulSet)")
     # simulation
     load: list[Load] = Field(default_factory=list, description="Arrivals for `kueueplan simulate`")
     expect: Expectation | None = Field(default=None, description="Default expectation of every arrival")
@@ -501,6 +511,8 @@ class WorkloadSpec(Strict):
     @model_validator(mode="after")
     def _shape(self) -> WorkloadSpec:
         ray = self.kind in ("RayJob", "RayCluster")
+        if self.kind in VERBATIM_KINDS:
+            return self._verbatim_shape()
         if self.kind in ("JobSet", "PyTorchJob"):
             return self._replicated_shape()
         if self.replicas:
@@ -515,6 +527,20 @@ class WorkloadSpec(Strict):
             raise ValueError(f"a {self.kind} needs 'template'")
         if self.kind != "RayJob" and self.entrypoint is not None:
             raise ValueError("'entrypoint' is for RayJob")
+        if len(self.load) > 1 and len({entry.name for entry in self.load}) != len(self.load):
+            raise ValueError("several 'load' entries need distinct 'name's")
+        return self
+
+    def _verbatim_shape(self) -> WorkloadSpec:
+        typed = [key for key in ("image", "rayVersion", "entrypoint", "runtimeEnvYAML", "shutdownAfterJobFinishes",
+                                 "ttlSecondsAfterFinished", "activeDeadlineSeconds", "submissionMode", "head",
+                                 "template", "parallelism", "completions") if getattr(self, key) is not None]
+        typed += [key for key in ("workers", "replicas") if getattr(self, key)]
+        if typed:
+            raise ValueError(f"a {self.kind} is written as its object's spec under 'spec'; "
+                             f"{', '.join(repr(k) for k in typed)} is for the other kinds")
+        if not self.spec:
+            raise ValueError(f"a {self.kind} needs 'spec' (the {self.kind}'s own spec, as in its manifest)")
         if len(self.load) > 1 and len({entry.name for entry in self.load}) != len(self.load):
             raise ValueError("several 'load' entries need distinct 'name's")
         return self

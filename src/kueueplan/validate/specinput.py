@@ -19,7 +19,9 @@ _SOURCES = {
     "Cohort": ("Cohort",), "AdmissionCheck": ("AdmissionCheck",), "ProvisioningRequestConfig": ("AdmissionCheck",),
     "ClusterQueue": ("Team",), "LocalQueue": ("Team",), "Namespace": ("Team",),
     "RayJob": ("Workload",), "RayCluster": ("Workload",), "Job": ("Workload",), "Pod": ("Workload",),
-    "JobSet": ("Workload",), "PyTorchJob": ("Workload",),
+    "JobSet": ("Workload",), "PyTorchJob": ("Workload",), "MPIJob": ("Workload",), "TrainJob": ("Workload",),
+    "AppWrapper": ("Workload",), "LeaderWorkerSet": ("Workload",), "Deployment": ("Workload",),
+    "StatefulSet": ("Workload",),
     "Topology": ("Topology",), "MultiKueueCluster": ("MultiKueueCluster",), "MultiKueueConfig": ("AdmissionCheck",),
 }
 TEAM_LABEL = "kueueplan.io/team"

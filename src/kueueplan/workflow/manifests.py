@@ -118,7 +118,8 @@ def is_spec_document(data: Any) -> bool:
 CLUSTER_SCOPED = {"Namespace", "ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "PriorityClass",
                   "AdmissionCheck", "ProvisioningRequestConfig", "Topology", "MultiKueueConfig", "MultiKueueCluster",
                   "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "StorageClass", "PersistentVolume",
-                  "Node", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+                  "Node", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                  "ClusterTrainingRuntime"}  # kubeflow trainer: the runtime a TrainJob names by default
 
 
 def key_of(data: Mapping[str, Any]) -> Key:
@@ -158,7 +159,10 @@ def clean(data: Mapping[str, Any]) -> dict[str, Any]:
 OWN_KEYS = {"argocd.argoproj.io/sync-wave": None, "app.kubernetes.io/managed-by": "kueueplan",
             # the Namespace protection build writes (compile/gitops.py NAMESPACE_ANNOTATIONS)
             "argocd.argoproj.io/sync-options": "Prune=confirm,Delete=confirm",
-            "kustomize.toolkit.fluxcd.io/prune": "disabled"}
+            "kustomize.toolkit.fluxcd.io/prune": "disabled",
+            # Kueue's install labels build gives kueue-manager-config (compile/configuration.py KUEUE_LABELS); Kueue
+            # reads the ConfigMap by name, so a hand-written one without them is the same configuration
+            "app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}
 
 
 def _own(key: str, value: str | None = None) -> bool:
@@ -231,7 +235,7 @@ def semantic(data: Mapping[str, Any], file: str | None = None, line: int | None 
         spec = cleaned.get("spec")
         if isinstance(spec, Mapping):
             # Fields the model does not read still count: compare them as written.
-            other = {k: v for k, v in spec.items() if k not in _MODELLED_SPEC.get(obj.kind, set())}
+            other = {k: v for k, v in spec.items() if k not in MODELLED_SPEC.get(obj.kind, set())}
             if other:
                 body["otherSpec"] = _canonical_resources(other)
         return {**head, **body}
@@ -282,7 +286,7 @@ def _ray_defaults(spec: Any) -> None:
 
 
 # Spec fields `kueueplan.kube.objects` reads (with Kueue's defaults and version conversions applied).
-_MODELLED_SPEC = {
+MODELLED_SPEC = {
     "ClusterQueue": {"cohort", "cohortName", "resourceGroups", "preemption", "queueingStrategy", "flavorFungibility",
                      "stopPolicy", "namespaceSelector", "admissionChecks", "admissionChecksStrategy", "fairSharing"},
     "Cohort": {"parent", "parentName", "resourceGroups", "fairSharing"},
