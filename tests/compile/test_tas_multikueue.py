@@ -92,9 +92,11 @@ def test_each_release_gets_the_api_its_crds_serve(tmp_path: Path, version: str, 
         assert objects["MultiKueueCluster"]["spec"] == {"clusterSource": {"kubeConfig": kube_config}}
     else:
         assert objects["MultiKueueCluster"]["spec"] == {"kubeConfig": kube_config}
-    errors = [f"{f.rule} {f.object}: {f.message}" for f in validate([str(tmp_path)], policies=[]).findings
-              if f.severity == "error"]
-    assert errors == []
+    errors = [f.rule for f in validate([str(tmp_path)], policies=[]).findings if f.severity == "error"]
+    # v0.14 turns TAS on by default but keeps a ClusterQueue with TAS flavors and a MultiKueue check inactive
+    # until v0.15 (Kueue pkg/cache ClusterQueue NotSupportedWithTopologyAwareScheduling); earlier releases have
+    # TAS off by default, so the flavor's topologyName is ignored.
+    assert errors == (["KP447"] if version == "v0.14.8" else [])
 
 
 def test_kinds_older_than_the_release_are_refused(tmp_path: Path) -> None:
