@@ -247,6 +247,16 @@ def test_lend_only_mistakes(tmp_path: Path, extra: str, needle: str, line: int) 
     assert (Path(info.value.file).name, info.value.line) == ("teams.yaml", line)
 
 
+def test_a_workload_of_a_lend_only_team_is_refused_at_its_team(tmp_path: Path) -> None:
+    job = _job("big", "ml", extra="  load: [{runFor: 1m}]\n").replace("team: ml\n", "team: shared\n")
+    spec = _write(tmp_path, LEND_ONLY, "{}", job.replace("  namespace: ml\n", ""))
+    with pytest.raises(KueueplanError) as info:
+        compile_platform(spec)
+    assert "team 'shared' has no namespace to submit from (a lend-only team only lends its quota)" \
+        in info.value.message
+    assert info.value.hint == "name a team with a LocalQueue"
+
+
 def test_a_lend_only_entry_with_a_selector_is_refused_at_the_entry(tmp_path: Path) -> None:
     teams = DEV_PROD.replace("  - name: ml-dev\n", "  - name: ml-dev\n    lendOnly: true\n    namespaceSelector: {}\n")
     teams = teams.replace("  - {name: dev, clusterQueue: ml-dev, namespaces: [ml-ci]}\n", "")

@@ -45,6 +45,9 @@ class WorkloadPlan:
             raise entry.error(f"unknown Team {spec.team!r} in environment {ctx.name!r}", ("team",), _known(list(plans)))
         self.team = team
         namespace = team.env_namespace(spec.namespace)
+        if namespace is None and not team.base_namespaces:
+            raise entry.error(f"team {spec.team!r} has no namespace to submit from (a lend-only team only lends "
+                              "its quota)", ("team",), "name a team with a LocalQueue")
         if namespace is None:
             raise entry.error(f"namespace {spec.namespace!r} is not one of team {spec.team!r}'s namespaces",
                               ("namespace",), _known(list(team.base_namespaces)))
