@@ -64,6 +64,50 @@ def test_kustomization_roots_are_separate_universes(tmp_path: Path) -> None:
     assert "KP407" in {f.rule for f in validate([str(tmp_path)], crds=None, policies=[]).findings}
 
 
+def _kustomization(folder: Path, *resources: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + ", ".join(resources) + "]\n")
+
+
+_QUEUE = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: {name}\nspec:\n"
+          "  namespaceSelector: {{}}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+          "    - name: gpu\n      resources:\n      - name: cpu\n        nominalQuota: 4\n")
+_FLAVOR = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n"
+
+
+def test_kustomizations_a_root_pulls_in_are_its_apply_unit(tmp_path: Path) -> None:
+    """platform/kustomization.yaml lists base/ and teams/vision/, each with its own kustomization: one apply
+    unit, so the queue's flavor in base/ is found (it was KP402 'does not exist' when each folder stood alone)
+    and the same flavor written twice is a duplicate."""
+    root = tmp_path / "platform"
+    _kustomization(root, "base", "teams/vision")
+    _kustomization(root / "base", "flavors.yaml")
+    _kustomization(root / "teams" / "vision", "queues.yaml")
+    (root / "base" / "flavors.yaml").write_text(_FLAVOR)
+    (root / "teams" / "vision" / "queues.yaml").write_text(_QUEUE.format(name="vision"))
+    inputs = gather([str(root)])
+    assert {o.universe for o in inputs.objects} == {str(root)} and {o.env for o in inputs.objects} == {"platform"}
+    rules = {f.rule for f in validate([str(root)], crds=None, policies=[]).findings}
+    assert "KP402" not in rules and "KP407" not in rules
+    (root / "teams" / "vision" / "flavor.yaml").write_text(_FLAVOR)
+    assert "KP407" in {f.rule for f in validate([str(root)], crds=None, policies=[]).findings}
+
+
+def test_a_base_two_overlays_pull_in_stays_its_own_unit(tmp_path: Path) -> None:
+    """overlays/dev and overlays/prod both list ../../base: base belongs to neither; each overlay is its own
+    unit, so the queue both overlays define is no duplicate."""
+    _kustomization(tmp_path / "base", "flavors.yaml")
+    (tmp_path / "base" / "flavors.yaml").write_text(_FLAVOR)
+    for env in ("dev", "prod"):
+        _kustomization(tmp_path / "overlays" / env, "../../base", "queue.yaml")
+        (tmp_path / "overlays" / env / "queue.yaml").write_text(_QUEUE.format(name="team"))
+    units = {Path(o.file).parent.name: o.universe for o in gather([str(tmp_path)]).objects}
+    assert units == {"base": str(tmp_path / "base"), "dev": str(tmp_path / "overlays" / "dev"),
+                     "prod": str(tmp_path / "overlays" / "prod")}
+    assert "KP407" not in {f.rule for f in validate([str(tmp_path)], crds=None, policies=[]).findings}
+
+
 def test_spec_folder_errors_point_into_the_spec(tmp_path: Path) -> None:
     (tmp_path / "flavors.yaml").write_text("apiVersion: kueueplan.io/v1alpha1\nkind: ResourceFlavor\n"
                                            "metadata:\n  name: default\nspec:\n  nodeLabelz: {}\n")
