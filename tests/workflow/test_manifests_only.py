@@ -84,6 +84,21 @@ def test_check_a_manifests_only_repository(tmp_path: Path) -> None:
     assert json.loads(out)["ok"] is True
 
 
+def test_check_takes_the_kueue_release_of_plain_manifests() -> None:
+    """The corpus is v1beta1 YAML of a cluster on an older Kueue: on the newest release every object is
+    deprecated (KP207), on v0.14 (the last that serves v1beta1 as the storage version) none is. `validate` and
+    `simulate` had --kueue-version; `check`, the CI command, had no way to say it."""
+    rules = lambda out: {f["rule"] for f in json.loads(out)["findings"]}  # noqa: E731
+    code, out, err = invoke(["check", str(PLATFORM), "--no-policies", "--fail-on", "warning", "-o", "json"])
+    assert code == 1 and "KP207" in rules(out), out + err
+    code, out, err = invoke(["check", str(PLATFORM), "--no-policies", "--fail-on", "warning", "-o", "json",
+                             "--kueue-version", "v0.14"])
+    assert "KP207" not in rules(out) and rules(out) == {"KP460"}, out + err  # a real finding stays
+    code, _, err = invoke(["check", str(Path(__file__).resolve().parents[2] / "environments"),
+                           "--kueue-version", "v0.14"])
+    assert code == 2 and "Environment (spec.kueueVersion)" in err
+
+
 def test_check_on_stdin_fails_on_what_validate_finds() -> None:
     broken = kustomize_build(PLATFORM).replace("clusterQueue: ml-high", "clusterQueue: ml-hihg")
     code, out, _ = invoke(["check", "-", "--no-policies"], stdin=broken)

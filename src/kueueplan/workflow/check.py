@@ -190,9 +190,10 @@ def is_spec_folder(path: Path) -> bool:
 
 
 def run_manifest_check(arg: str, fail_on: str = "error", simulate: bool = True, crds: list[str] | None = None,
-                       policies: list[str] | None = None, stdin_text: str | None = None) -> CheckReport:
+                       policies: list[str] | None = None, stdin_text: str | None = None,
+                       kueue_version: str | None = None, kuberay_version: str | None = None) -> CheckReport:
     """A repository of plain manifests (a folder, a file or `-`): validation, then its workloads simulated as
-    the load (no build to compare, no declared expectations)."""
+    the load (no build to compare, no declared expectations), both for `kueue_version` (default the newest)."""
     from kueueplan.validate import validate
     from kueueplan.workflow.manifests import read_stdin_text
     from kueueplan.workflow.simulation import has_load, manifests_scenario, read_input, run
@@ -200,10 +201,13 @@ def run_manifest_check(arg: str, fail_on: str = "error", simulate: bool = True, 
     if arg == "-" and stdin_text is None:
         stdin_text = read_stdin_text()  # read once: validation and simulation both need it
     report = CheckReport(arg, "-", gen_checked=False, fail_on=fail_on)
-    report.findings = list(validate([arg], crds=crds, policies=policies, stdin_text=stdin_text).findings)
+    result = validate([arg], crds=crds, policies=policies, stdin_text=stdin_text, kueue_version=kueue_version,
+                      kuberay_version=kuberay_version)
+    report.findings = list(result.findings)
+    report.schema_skipped = schema_skipped(result)
     if simulate:
         name, docs, _spec = read_input(arg, stdin_text)
-        scenario = manifests_scenario(docs, name)
+        scenario = manifests_scenario(docs, name, kueue_version)
         sim = EnvSimulation(name)
         if has_load(scenario):
             result = run(scenario)
