@@ -99,6 +99,25 @@ def test_check_takes_the_kueue_release_of_plain_manifests() -> None:
     assert code == 2 and "Environment (spec.kueueVersion)" in err
 
 
+def test_check_keeps_its_findings_when_the_simulation_cannot_read_the_input(tmp_path: Path) -> None:
+    """A quota that is not a quantity is KP201 at its line (exit 1). The simulation cannot run on it; check
+    ended with exit 2 and the simulator's message at the object's first line, the findings dropped."""
+    repo = tmp_path / "repo"
+    shutil.copytree(PLATFORM, repo)
+    cqs = repo / "kueue" / "cluster-queues.yaml"
+    text = cqs.read_text()
+    assert text.count("nominalQuota: 4\n") == 1
+    cqs.write_text(text.replace("nominalQuota: 4\n", "nominalQuota: 4 GPUs\n"))
+    code, out, err = invoke(["check", str(repo), "--no-policies", "-o", "json"])
+    assert code == 1, out + err
+    report = json.loads(out)
+    assert "KP201" in {f["rule"] for f in report["findings"]}
+    [sim] = report["simulations"]
+    assert "'4 GPUs' is not a valid quantity" in sim["skipped"] and sim["workloads"] == 0
+    code, out, _ = invoke(["check", str(repo), "--no-policies"])
+    assert code == 1 and "skipped: resource nvidia.com/gpu: '4 GPUs' is not a valid quantity" in out
+
+
 def test_check_on_stdin_fails_on_what_validate_finds() -> None:
     broken = kustomize_build(PLATFORM).replace("clusterQueue: ml-high", "clusterQueue: ml-hihg")
     code, out, _ = invoke(["check", "-", "--no-policies"], stdin=broken)
