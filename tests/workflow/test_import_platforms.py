@@ -94,6 +94,7 @@ def test_force_refuses_a_file_import_did_not_write_and_changes_nothing(tmp_path:
     code, out, err = invoke("import", str(CORPUS / "research-cluster"), "-o", str(spec), "--force")
     assert code == 2
     assert f"{hand}" in err and "was not written by `kueueplan import`" in err
+    assert err.count(str(hand)) == 1  # named once, as the error's location (it was also repeated in the text)
     assert {n: (spec / n).read_bytes() for n in _names(spec)} == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".spec.")]  # no scratch folder left behind
 
