@@ -88,6 +88,7 @@ def test_kustomizations_a_root_pulls_in_are_its_apply_unit(tmp_path: Path) -> No
     (root / "teams" / "vision" / "queues.yaml").write_text(_QUEUE.format(name="vision"))
     inputs = gather([str(root)])
     assert {o.universe for o in inputs.objects} == {str(root)} and {o.env for o in inputs.objects} == {"platform"}
+    assert inputs.kustomizations == [str(root / "kustomization.yaml")]  # the note names what applies
     rules = {f.rule for f in validate([str(root)], crds=None, policies=[]).findings}
     assert "KP402" not in rules and "KP407" not in rules
     (root / "teams" / "vision" / "flavor.yaml").write_text(_FLAVOR)

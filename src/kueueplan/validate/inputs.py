@@ -84,9 +84,10 @@ def _add_folder(inputs: Inputs, folder: Path) -> None:
         _add_spec(inputs, root)
     rest = [f for f in files if not any(r == f.parent or r in f.parents for r in spec_roots)]
     builds = [f for f in rest if f.name in KUSTOMIZATION_FILES] + _extensionless_kustomizations(folder, spec_roots)
-    inputs.kustomizations.extend(str(f) for f in sorted(builds))
-    roots = sorted({f.parent for f in builds}, key=lambda p: -len(p.parts))
     applied_by = _applied_by(builds)
+    # one note per apply unit: `kustomize build` of a folder another kustomization pulls in is not what applies
+    inputs.kustomizations.extend(str(f) for f in sorted(builds) if applied_by.get(f.parent, f.parent) == f.parent)
+    roots = sorted({f.parent for f in builds}, key=lambda p: -len(p.parts))
     for f in rest:
         root = next((r for r in roots if r == f.parent or r in f.parents), None)
         root = applied_by.get(root, root) if root is not None else None
