@@ -133,3 +133,19 @@ def test_spec_beside_its_build_is_found_and_lends_its_kueue_version(crd_paths: l
     result = validate([str(example)], crds=crd_paths, policies=[])
     assert [f for f in result.findings if f.severity == "error"] == []
     assert "KP501" in {f.rule for f in validate([str(example / "gen")], crds=crd_paths, policies=[]).findings}
+
+
+def test_a_deprecated_kueue_api_built_from_the_spec_says_what_to_change_in_the_spec(tmp_path: Path) -> None:
+    """`kueueplan import` of v1beta1 YAML writes `kueueAPIVersion: v1beta1`; on Kueue v0.19 every built object is
+    then deprecated (KP207). Its fix is in the Environment, not an apiVersion the spec file does not have."""
+    (tmp_path / "spec.yaml").write_text(
+        "apiVersion: kueueplan.io/v1alpha1\nkind: Environment\nmetadata: {name: prod}\n"
+        "spec: {kueueVersion: v0.19.2, kueueAPIVersion: v1beta1}\n---\n"
+        "apiVersion: kueueplan.io/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: gpu}\nspec: {}\n")
+    [hit] = [f for f in validate([str(tmp_path)], policies=[]).findings if f.rule == "KP207"]
+    assert hit.message.endswith("set kueueAPIVersion: v1beta2 in Environment prod (or leave it out: the "
+                                "release's own) and rebuild")
+    (tmp_path / "gen.yaml").write_text("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+                                       "metadata: {name: cpu}\n")
+    plain = [f for f in validate([str(tmp_path / "gen.yaml")], policies=[]).findings if f.rule == "KP207"]
+    assert [f.message.rsplit("; ", 1)[1] for f in plain] == ["use kueue.x-k8s.io/v1beta2"]
