@@ -95,6 +95,28 @@ def test_kustomizations_a_root_pulls_in_are_its_apply_unit(tmp_path: Path) -> No
     assert "KP407" in {f.rule for f in validate([str(root)], crds=None, policies=[]).findings}
 
 
+def test_a_workload_in_a_plain_folder_of_the_root_is_judged_against_the_queues_of_the_unit(tmp_path: Path) -> None:
+    """The root lists teams/vision/ (a kustomization) and workloads/train.yaml (a file): a Job needing 40 cpu
+    on a queue of 4 can never be admitted (KP501). Split per folder, the Job had no queue in its universe and
+    validate passed."""
+    root = tmp_path / "platform"
+    _kustomization(root, "base", "teams/vision", "workloads/train.yaml")
+    _kustomization(root / "base", "flavors.yaml")
+    _kustomization(root / "teams" / "vision", "queues.yaml")
+    (root / "base" / "flavors.yaml").write_text(_FLAVOR)
+    (root / "teams" / "vision" / "queues.yaml").write_text(
+        _QUEUE.format(name="vision") + "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n"
+        "  name: train\n  namespace: vision\nspec:\n  clusterQueue: vision\n")
+    (root / "workloads").mkdir()
+    (root / "workloads" / "train.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: vision\n  labels:\n"
+        "    kueue.x-k8s.io/queue-name: train\nspec:\n  suspend: true\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n"
+        "        resources:\n          requests: {cpu: '40'}\n")
+    [hit] = [f for f in validate([str(root)], crds=None, policies=[]).findings if f.rule == "KP501"]
+    assert hit.object == "Job/vision/train" and "can use at most 4" in hit.message
+
+
 def test_a_base_two_overlays_pull_in_stays_its_own_unit(tmp_path: Path) -> None:
     """overlays/dev and overlays/prod both list ../../base: base belongs to neither; each overlay is its own
     unit, so the queue both overlays define is no duplicate."""
