@@ -12,6 +12,8 @@ from kueueplan.cli import main
 
 from ._support import JOB, scenario, write
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def _at(path: Path, when: str) -> dict:
     out = CliRunner().invoke(main, ["simulate", str(path), "--at", when, "-o", "json"])
@@ -48,3 +50,11 @@ def test_json_output_is_the_same_object_one_entry_per_line(tmp_path: Path) -> No
     lines = out.stdout.splitlines()
     assert sum(1 for line in lines if line.startswith('    {"name": "team-a/train-')) == 3  # one line per workload
     assert json.loads(dumps({"a": [], "b": [{"x": "}, {\n"}], "c": None})) == {"a": [], "b": [{"x": "}, {\n"}], "c": None}
+
+
+def test_a_bad_at_names_the_at_option() -> None:
+    """`--at 5x` said "--until: '5x' is not a duration": the option the user did not pass."""
+    result = CliRunner().invoke(main, ["simulate", str(REPO / "examples" / "rayjob-priority" / "scenario.yaml"),
+                                       "--at", "5x"])
+    assert result.exit_code == 2
+    assert "--at: '5x' is not a duration" in result.stderr and "--until" not in result.stderr

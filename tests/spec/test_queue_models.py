@@ -79,3 +79,12 @@ def test_overlay_merges_cluster_queues_by_name_and_their_quotas_by_flavor() -> N
         {"name": "dev", "quotas": [{"flavor": "a", "resources": {"cpu": 1}}, {"flavor": "b", "resources": {"cpu": 5}}]},
         {"name": "prod", "lendOnly": True},
         {"name": "new"}]}
+
+
+def test_a_pytorchjob_replica_type_spelled_as_in_its_crd_says_to_write_it_lower_case(tmp_path: Path) -> None:
+    """pytorchReplicaSpecs keys are Master and Worker; the spec's replica names are lower case and build writes
+    the key. The plain DNS-label error ('use lower-case letters') left the reader guessing what to write."""
+    err = _load_error(tmp_path, "Workload", "  team: t\n  kind: PyTorchJob\n  replicas:\n  - name: Worker\n"
+                                            "    image: pytorch/pytorch:2.3.0\n")
+    assert err.file == str(tmp_path / "doc.yaml") and err.line == 9
+    assert "spec.replicas[0].name: 'Worker': write the PyTorchJob replica type in lower case, 'worker'" in err.message

@@ -64,6 +64,73 @@ def test_kustomization_roots_are_separate_universes(tmp_path: Path) -> None:
     assert "KP407" in {f.rule for f in validate([str(tmp_path)], crds=None, policies=[]).findings}
 
 
+def _kustomization(folder: Path, *resources: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + ", ".join(resources) + "]\n")
+
+
+_QUEUE = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: {name}\nspec:\n"
+          "  namespaceSelector: {{}}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+          "    - name: gpu\n      resources:\n      - name: cpu\n        nominalQuota: 4\n")
+_FLAVOR = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: gpu\n"
+
+
+def test_kustomizations_a_root_pulls_in_are_its_apply_unit(tmp_path: Path) -> None:
+    """platform/kustomization.yaml lists base/ and teams/vision/, each with its own kustomization: one apply
+    unit, so the queue's flavor in base/ is found (it was KP402 'does not exist' when each folder stood alone)
+    and the same flavor written twice is a duplicate."""
+    root = tmp_path / "platform"
+    _kustomization(root, "base", "teams/vision")
+    _kustomization(root / "base", "flavors.yaml")
+    _kustomization(root / "teams" / "vision", "queues.yaml")
+    (root / "base" / "flavors.yaml").write_text(_FLAVOR)
+    (root / "teams" / "vision" / "queues.yaml").write_text(_QUEUE.format(name="vision"))
+    inputs = gather([str(root)])
+    assert {o.universe for o in inputs.objects} == {str(root)} and {o.env for o in inputs.objects} == {"platform"}
+    assert inputs.kustomizations == [str(root / "kustomization.yaml")]  # the note names what applies
+    rules = {f.rule for f in validate([str(root)], crds=None, policies=[]).findings}
+    assert "KP402" not in rules and "KP407" not in rules
+    (root / "teams" / "vision" / "flavor.yaml").write_text(_FLAVOR)
+    assert "KP407" in {f.rule for f in validate([str(root)], crds=None, policies=[]).findings}
+
+
+def test_a_workload_in_a_plain_folder_of_the_root_is_judged_against_the_queues_of_the_unit(tmp_path: Path) -> None:
+    """The root lists teams/vision/ (a kustomization) and workloads/train.yaml (a file): a Job needing 40 cpu
+    on a queue of 4 can never be admitted (KP501). Split per folder, the Job had no queue in its universe and
+    validate passed."""
+    root = tmp_path / "platform"
+    _kustomization(root, "base", "teams/vision", "workloads/train.yaml")
+    _kustomization(root / "base", "flavors.yaml")
+    _kustomization(root / "teams" / "vision", "queues.yaml")
+    (root / "base" / "flavors.yaml").write_text(_FLAVOR)
+    (root / "teams" / "vision" / "queues.yaml").write_text(
+        _QUEUE.format(name="vision") + "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n"
+        "  name: train\n  namespace: vision\nspec:\n  clusterQueue: vision\n")
+    (root / "workloads").mkdir()
+    (root / "workloads" / "train.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: vision\n  labels:\n"
+        "    kueue.x-k8s.io/queue-name: train\nspec:\n  suspend: true\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n"
+        "        resources:\n          requests: {cpu: '40'}\n")
+    [hit] = [f for f in validate([str(root)], crds=None, policies=[]).findings if f.rule == "KP501"]
+    assert hit.object == "Job/vision/train" and "can use at most 4" in hit.message
+
+
+def test_a_base_two_overlays_pull_in_stays_its_own_unit(tmp_path: Path) -> None:
+    """overlays/dev and overlays/prod both list ../../base: base belongs to neither; each overlay is its own
+    unit, so the queue both overlays define is no duplicate."""
+    _kustomization(tmp_path / "base", "flavors.yaml")
+    (tmp_path / "base" / "flavors.yaml").write_text(_FLAVOR)
+    for env in ("dev", "prod"):
+        _kustomization(tmp_path / "overlays" / env, "../../base", "queue.yaml")
+        (tmp_path / "overlays" / env / "queue.yaml").write_text(_QUEUE.format(name="team"))
+    units = {Path(o.file).parent.name: o.universe for o in gather([str(tmp_path)]).objects}
+    assert units == {"base": str(tmp_path / "base"), "dev": str(tmp_path / "overlays" / "dev"),
+                     "prod": str(tmp_path / "overlays" / "prod")}
+    assert "KP407" not in {f.rule for f in validate([str(tmp_path)], crds=None, policies=[]).findings}
+
+
 def test_spec_folder_errors_point_into_the_spec(tmp_path: Path) -> None:
     (tmp_path / "flavors.yaml").write_text("apiVersion: kueueplan.io/v1alpha1\nkind: ResourceFlavor\n"
                                            "metadata:\n  name: default\nspec:\n  nodeLabelz: {}\n")
@@ -88,3 +155,19 @@ def test_spec_beside_its_build_is_found_and_lends_its_kueue_version(crd_paths: l
     result = validate([str(example)], crds=crd_paths, policies=[])
     assert [f for f in result.findings if f.severity == "error"] == []
     assert "KP501" in {f.rule for f in validate([str(example / "gen")], crds=crd_paths, policies=[]).findings}
+
+
+def test_a_deprecated_kueue_api_built_from_the_spec_says_what_to_change_in_the_spec(tmp_path: Path) -> None:
+    """`kueueplan import` of v1beta1 YAML writes `kueueAPIVersion: v1beta1`; on Kueue v0.19 every built object is
+    then deprecated (KP207). Its fix is in the Environment, not an apiVersion the spec file does not have."""
+    (tmp_path / "spec.yaml").write_text(
+        "apiVersion: kueueplan.io/v1alpha1\nkind: Environment\nmetadata: {name: prod}\n"
+        "spec: {kueueVersion: v0.19.2, kueueAPIVersion: v1beta1}\n---\n"
+        "apiVersion: kueueplan.io/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: gpu}\nspec: {}\n")
+    [hit] = [f for f in validate([str(tmp_path)], policies=[]).findings if f.rule == "KP207"]
+    assert hit.message.endswith("set kueueAPIVersion: v1beta2 in Environment prod (or leave it out: the "
+                                "release's own) and rebuild")
+    (tmp_path / "gen.yaml").write_text("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+                                       "metadata: {name: cpu}\n")
+    plain = [f for f in validate([str(tmp_path / "gen.yaml")], policies=[]).findings if f.rule == "KP207"]
+    assert [f.message.rsplit("; ", 1)[1] for f in plain] == ["use kueue.x-k8s.io/v1beta2"]

@@ -252,3 +252,5 @@ def test_markdown_plan_escapes_what_the_pull_request_wrote(tmp_path: Path) -> No
     # The name is one code span (longer fence than its own backticks): no HTML, link or cell break.
     assert "| ``Namespace x<img src=a onerror=alert(1)>[y](https://evil)`z`\\|w`` |" in row
     assert row.count(" | ") == 4
+    # the comment's first line says it as check does ("the apply would 1x do what ..." before)
+    assert "❌ **This change blocks:** 1 apply step(s) the platform policy does not allow (KP700)." in text

@@ -62,7 +62,10 @@ def test_a_quota_cut_replayed_on_last_weeks_history(tmp_path: Path) -> None:
     assert code == 1
     assert report["load"] == f"5 workload(s) from {HISTORY}"
     [env] = report["environments"]
-    assert report["blocking"] == ["head: team-a/job-a-distill-48e6b inadmissible in ClusterQueue team-a"]
+    assert report["blocking"] == [
+        "head: team-a/job-a-distill-48e6b inadmissible in ClusterQueue team-a",
+        "head: KP703 ClusterQueue team-a: a100/nvidia.com/gpu: admitted work uses up to 8 (simulated) but "
+        "nominalQuota drops 8 -> 4; the apply evicts nothing, team-a admits nothing new until usage falls below 4"]
     deltas = {w["workload"]: w for w in env["workloads"]}
     assert set(deltas) == {"team-a/job-a-distill-48e6b", "team-a/job-a-finetune-5b3a0", "team-a/job-a-sweep-91d7c"}
     assert deltas["team-a/job-a-distill-48e6b"]["before"] == "Finished (waited 40m)"
@@ -77,6 +80,19 @@ def test_a_quota_cut_replayed_on_last_weeks_history(tmp_path: Path) -> None:
     assert a["meanWaitSeconds"] == {"before": 15 * MIN, "after": 40 * MIN}  # (0+0+20+40)/4; (0+50+70)/3
     assert a["mostDelayed"]["seconds"] == 50 * MIN
     assert b["admitted"] == {"before": 1, "after": 1} and b["p95WaitSeconds"] == {"before": 0, "after": 0}
+
+
+def test_the_apply_plan_reads_what_the_replayed_workloads_request(tmp_path: Path) -> None:
+    """KP703 compares a quota cut with what the base simulation admitted at once. With --load that simulation ran
+    the history, whose Workloads are not among the sides' manifests: their pod sets come from the load. The
+    history peaks at 8 GPUs on team-a (a-pretrain 4 + a-finetune 4 from 09:10), so a cut to 6 is over quota.
+    (Before the fix the plan matched only the sides' own objects and found nothing.)"""
+    base, head = _sides(tmp_path, gpus=6)
+    code, report = _diff(str(base), str(head), "--load", str(HISTORY))
+    [env] = report["environments"]
+    assert [(s["rule"], s["kind"], s["name"]) for s in env["apply"]] == [("KP703", "ClusterQueue", "team-a")]
+    assert "admitted work uses up to 8 (simulated) but nominalQuota drops 8 -> 6" in env["apply"][0]["message"]
+    assert code == 1 and env["apply"][0]["blocking"]
 
 
 def test_a_raise_only_shortens_waits_and_passes(tmp_path: Path) -> None:

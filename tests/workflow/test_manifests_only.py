@@ -84,6 +84,40 @@ def test_check_a_manifests_only_repository(tmp_path: Path) -> None:
     assert json.loads(out)["ok"] is True
 
 
+def test_check_takes_the_kueue_release_of_plain_manifests() -> None:
+    """The corpus is v1beta1 YAML of a cluster on an older Kueue: on the newest release every object is
+    deprecated (KP207), on v0.14 (the last that serves v1beta1 as the storage version) none is. `validate` and
+    `simulate` had --kueue-version; `check`, the CI command, had no way to say it."""
+    rules = lambda out: {f["rule"] for f in json.loads(out)["findings"]}  # noqa: E731
+    code, out, err = invoke(["check", str(PLATFORM), "--no-policies", "--fail-on", "warning", "-o", "json"])
+    assert code == 1 and "KP207" in rules(out), out + err
+    code, out, err = invoke(["check", str(PLATFORM), "--no-policies", "--fail-on", "warning", "-o", "json",
+                             "--kueue-version", "v0.14"])
+    assert "KP207" not in rules(out) and rules(out) == {"KP460"}, out + err  # a real finding stays
+    code, _, err = invoke(["check", str(Path(__file__).resolve().parents[2] / "environments"),
+                           "--kueue-version", "v0.14"])
+    assert code == 2 and "Environment (spec.kueueVersion)" in err
+
+
+def test_check_keeps_its_findings_when_the_simulation_cannot_read_the_input(tmp_path: Path) -> None:
+    """A quota that is not a quantity is KP201 at its line (exit 1). The simulation cannot run on it; check
+    ended with exit 2 and the simulator's message at the object's first line, the findings dropped."""
+    repo = tmp_path / "repo"
+    shutil.copytree(PLATFORM, repo)
+    cqs = repo / "kueue" / "cluster-queues.yaml"
+    text = cqs.read_text()
+    assert text.count("nominalQuota: 4\n") == 1
+    cqs.write_text(text.replace("nominalQuota: 4\n", "nominalQuota: 4 GPUs\n"))
+    code, out, err = invoke(["check", str(repo), "--no-policies", "-o", "json"])
+    assert code == 1, out + err
+    report = json.loads(out)
+    assert "KP201" in {f["rule"] for f in report["findings"]}
+    [sim] = report["simulations"]
+    assert "'4 GPUs' is not a valid quantity" in sim["skipped"] and sim["workloads"] == 0
+    code, out, _ = invoke(["check", str(repo), "--no-policies"])
+    assert code == 1 and "skipped: resource nvidia.com/gpu: '4 GPUs' is not a valid quantity" in out
+
+
 def test_check_on_stdin_fails_on_what_validate_finds() -> None:
     broken = kustomize_build(PLATFORM).replace("clusterQueue: ml-high", "clusterQueue: ml-hihg")
     code, out, _ = invoke(["check", "-", "--no-policies"], stdin=broken)

@@ -23,14 +23,21 @@ from kueueplan.workflow.check import is_spec_folder, run_check, run_manifest_che
 @click.option("-o", "--output", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
               show_default=True)
 @click.option("--crds", "crds", multiple=True, type=click.Path(),
-              help="CRD folder or file for schema and CEL checks (repeatable); default: the `schemas pull` cache.")
+              help="CRD folder, CRD file or Kueue's manifests.yaml (repeatable); overrides the built-in schema pack "
+                   "kind by kind.")
 @click.option("--policies", "policies", multiple=True, type=click.Path(),
               help="Policy file or folder (repeatable) [default: policies/ beside SPEC_DIR, if it exists].")
 @click.option("--no-policies", is_flag=True, help="Do not apply platform policies.")
 @click.option("--base", "base_ref", metavar="GIT_REF", default=None,
               help="Also plan the apply from SPEC_DIR at GIT_REF (what Argo CD / Flux will do; policy read there).")
+@click.option("--kueue-version", default=None,
+              help="Kueue release plain manifests target, e.g. v0.14: its CRD schemas, pod sets and default "
+                   "Configuration (a spec's Environment sets its own kueueVersion) [default: the newest supported].")
+@click.option("--kuberay-version", default=None,
+              help="KubeRay release plain RayJobs/RayClusters target, e.g. v1.4 [default: the newest supported].")
 def check(spec_dir: str, gen_dir: Path | None, no_drift: bool, no_simulate: bool, fail_on: str, fmt: str,
-          crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool, base_ref: str | None) -> None:
+          crds: tuple[str, ...], policies: tuple[str, ...], no_policies: bool, base_ref: str | None,
+          kueue_version: str | None, kuberay_version: str | None) -> None:
     """Build to a temporary folder and compare with the committed gen/, validate, and simulate every
     environment's declared load against its expectations. Exit 0 ok, 1 problems found, 2 unusable input.
 
@@ -43,10 +50,15 @@ def check(spec_dir: str, gen_dir: Path | None, no_drift: bool, no_simulate: bool
         beside_arg = Path(spec_dir).parent / "policies"
         paths = [] if no_policies else list(policies) or ([str(beside_arg)] if beside_arg.is_dir() else [])
         report = run_manifest_check(spec_dir, fail_on, simulate=not no_simulate, crds=list(crds) or None,
-                                    policies=paths)
+                                    policies=paths, kueue_version=kueue_version, kuberay_version=kuberay_version)
         click.echo({"text": text, "markdown": markdown, "json": as_json}[fmt](report), nl=False)
         sys.exit(report.exit_code)
     spec_dir = resolved
+    if kueue_version or kuberay_version:
+        from kueueplan.errors import KueueplanError
+
+        raise KueueplanError(f"{spec_dir} is a spec folder: --kueue-version and --kuberay-version are for plain "
+                             "manifests", hint="set the release in the Environment (spec.kueueVersion) instead")
     gen = None if no_drift else (gen_dir or spec_dir.parent / "gen")
     beside = spec_dir.parent / "policies"
     policy_paths = [] if no_policies else list(policies) or ([str(beside)] if beside.is_dir() else [])

@@ -62,7 +62,7 @@ def diff(paths: tuple[Path, ...], base_ref: str | None, env: str | None, fmt: st
         allow = apply_allowance(list(policies), paths[-1], base_ref, Path(tmp))
         simulate = None if no_simulate else load_simulator(load) if load else simulate_side
         report = diff_sides(load_side(base_path, env), load_side(head_path, env), simulate, allow,
-                            per_team=load is not None)
+                            per_team=load is not None, load=load.manifests if load else ())
         report.load = load.description if load else None
         if base_ref:
             report.base = f"{paths[0]}@{base_ref}"

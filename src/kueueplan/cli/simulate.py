@@ -28,11 +28,11 @@ def _source(path: str, env: str | None, kueue_version: str | None = None) -> Any
     return source_for_input(path, env, kueue_version)
 
 
-def _set_until(scenario: Any, until: str | None) -> None:
+def _set_until(scenario: Any, until: str | None, option: str = "--until") -> None:
     from kueueplan.simulate.scenario import parse_duration
 
     if until is not None:
-        scenario.until = parse_duration(until, "--until")
+        scenario.until = parse_duration(until, option)
 
 
 def _snapshot(scenario: Any, fmt: str) -> None:
@@ -109,14 +109,14 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
              html_path: Path | None) -> None:
     """Simulate Kueue admission, borrowing and preemption.
 
-    PATH is a Scenario file, a spec folder (with --env), or plain manifests: a folder, a file or `-` (stdin,
+    PATH is a Scenario file, a spec folder (--env picks one of several environments), or plain manifests: a folder, a file or `-` (stdin,
     e.g. `kustomize build overlays/prod | kueueplan simulate -`), whose workloads are the load."""
     if at is not None:
         if runs > 1 or ray_address is not None or html_path is not None:
             raise click.UsageError("--at shows one run at one moment; drop --runs, --ray and --html")
         scenario = _load(path, env, None, kueue_version, seed)
         declared = scenario.until
-        _set_until(scenario, at)
+        _set_until(scenario, at, "--at")
         if declared is not None and scenario.until > declared:
             click.echo(f"note: the scenario stops at {declared / 1000:g}s (its until); --at {at} runs it that far",
                        err=True)

@@ -36,6 +36,11 @@ class Load:
     until: Any = None  # a Scenario load's own horizon (a duration as written); None: run until nothing changes
 
     @property
+    def manifests(self) -> list[Mapping[str, Any]]:
+        """The workload objects the entries replay (an entry may instead `ref` an object of the side)."""
+        return [e["manifest"] for e in self.entries if isinstance(e.get("manifest"), Mapping)]
+
+    @property
     def description(self) -> str:
         return f"{len(self.entries)} workload(s) from {', '.join(self.files)}"
 

@@ -46,8 +46,11 @@ class ScenarioSource:
                 from kueueplan.spec.load import load_spec
 
                 names = [e.name for e in load_spec(path).environments()]
-                raise KueueplanError(f"a spec folder needs --env; its environments are {', '.join(names)}",
-                                     file=str(path), hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
+                if len(names) != 1:  # the only environment needs no choosing (as graph, check and diff do)
+                    raise KueueplanError(f"a spec folder with several environments needs --env; its environments "
+                                         f"are {', '.join(names)}", file=str(path),
+                                         hint=f"e.g. kueueplan simulate {path} --env {names[0]}")
+                env = names[0]
             origins: list[tuple[str, int | None]] = []
             source = cls.of(scenario_for(path, env, origins), f"{path}/ (env {env})", path / "scenario.yaml")
             source.origins, source.env = origins, env

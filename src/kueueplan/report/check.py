@@ -45,6 +45,9 @@ def text(report: CheckReport) -> str:
     if len(shown) > MAX_SHOWN:
         out.append(f"              … {len(shown) - MAX_SHOWN} more (run `kueueplan validate {report.spec_dir}`)")
     for sim in report.simulations:
+        if sim.skipped:
+            out.append(f"  simulate  {sim.env}: skipped: {sim.skipped}")
+            continue
         if not sim.workloads:
             out.append(f"  simulate  {sim.env}: no declared load")
             continue
@@ -70,7 +73,7 @@ def markdown(report: CheckReport) -> str:
     out.append(f"| validate | {'❌' if report.failing_findings() else '✅'} {counts['error']} error(s), "
                f"{counts['warning']} warning(s){skipped} |")
     for sim in report.simulations:
-        status = "no declared load" if not sim.workloads else (
+        status = f"skipped: {sim.skipped}" if sim.skipped else "no declared load" if not sim.workloads else (
             f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {sim.failed} of {sim.expectations} expectation(s) failed")
         out.append(f"| simulate {md_code(sim.env, table=True)} | {md_text(status)} |")
     details = [f"- {md_code(f'{report.gen_dir}/{d.path}')}: {md_text(d.problem)}" for d in report.drift]
@@ -90,7 +93,8 @@ def as_json(report: CheckReport) -> str:
         "findings": [f.as_dict() for f in report.findings],
         "schemaChecks": {"applied": report.schema_skipped is None, "skipped": report.schema_skipped},
         "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
-                         "failed": s.failed, "failures": s.failures} for s in report.simulations],
+                         "failed": s.failed, "failures": s.failures, "skipped": s.skipped}
+                        for s in report.simulations],
         "apply": applyplan.as_json(report.apply),
     }
     return json.dumps(data, indent=2) + "\n"

@@ -50,7 +50,7 @@ def _summary(report: DiffReport) -> str:
         if broken:
             parts.append(f"{broken} expectation(s) break")
         if steps:
-            parts.append(f"the apply would {len(steps)}x do what the platform policy does not allow "
+            parts.append(f"{len(steps)} apply step(s) the platform policy does not allow "
                          f"({', '.join(sorted({s.rule for s in steps}))})")
         return "❌ **This change blocks:** " + "; ".join(parts) + "."
     if all(env.empty for env in report.envs):

@@ -446,6 +446,16 @@ class Replica(PodTemplate):
     parallelism: int | None = Field(default=None, ge=0, le=INT32_MAX, description="JobSet only")
     completions: int | None = Field(default=None, ge=0, le=INT32_MAX, description="JobSet only")
 
+    @field_validator("name", mode="before")
+    @classmethod
+    def _replica_type_in_lower_case(cls, value: Any) -> Any:
+        # A PyTorchJob's own YAML spells its replica types Master and Worker (pytorchReplicaSpecs keys), which is
+        # what someone moving a PyTorchJob into the spec writes first; the DNS-label error alone does not say so.
+        if value in ("Master", "Worker"):
+            raise ValueError(f"{value!r}: write the PyTorchJob replica type in lower case, '{value.lower()}' "
+                             f"(build writes it as pytorchReplicaSpecs.{value})")
+        return value
+
 
 class Load(Strict):
     name: DnsLabel | None = Field(default=None, description="Name of the created object(s); default the workload's")

@@ -84,11 +84,55 @@ def _add_folder(inputs: Inputs, folder: Path) -> None:
         _add_spec(inputs, root)
     rest = [f for f in files if not any(r == f.parent or r in f.parents for r in spec_roots)]
     builds = [f for f in rest if f.name in KUSTOMIZATION_FILES] + _extensionless_kustomizations(folder, spec_roots)
-    inputs.kustomizations.extend(str(f) for f in sorted(builds))
+    applied_by = _applied_by(builds)
+    # one note per apply unit: `kustomize build` of a folder another kustomization pulls in is not what applies
+    inputs.kustomizations.extend(str(f) for f in sorted(builds) if applied_by.get(f.parent, f.parent) == f.parent)
     roots = sorted({f.parent for f in builds}, key=lambda p: -len(p.parts))
     for f in rest:
         root = next((r for r in roots if r == f.parent or r in f.parents), None)
+        root = applied_by.get(root, root) if root is not None else None
         _add_file(inputs, f, universe=str(root) if root is not None else "", env=root.name if root else None)
+
+
+KUSTOMIZE_REFERENCES = ("resources", "bases", "components")
+
+
+def _applied_by(builds: list[Path]) -> dict[Path, Path]:
+    """Kustomization folder -> the kustomization folder it is applied with: a folder that exactly one other
+    kustomization among the inputs pulls in (`resources`, `bases`, `components`), directly or through others,
+    belongs to that one's apply unit, so a root listing `base/` and `teams/x/` sees their flavors and queues
+    together. A folder that several pull in (a base shared by dev and prod overlays) stays on its own."""
+    folders = {f.parent.resolve(): f.parent for f in builds}
+    parents: dict[Path, set[Path]] = {}
+    for build in builds:
+        for ref in _kustomize_references(build):
+            target = (build.parent / ref).resolve()
+            if target in folders and target != build.parent.resolve():
+                parents.setdefault(folders[target], set()).add(build.parent)
+    out: dict[Path, Path] = {}
+    for folder in folders.values():
+        top, seen = folder, {folder}
+        while len(parents.get(top, ())) == 1:
+            (up,) = parents[top]
+            if up in seen:  # a reference cycle (kustomize refuses it): stay where we are
+                break
+            top = up
+            seen.add(top)
+        out[folder] = top
+    return out
+
+
+def _kustomize_references(build: Path) -> list[str]:
+    """The local paths a kustomization pulls in; an unreadable one pulls in nothing (reported elsewhere)."""
+    try:
+        docs = yamlio.load_file(build)
+    except KueueplanError:
+        return []
+    data = docs[0].data if docs else None
+    if not isinstance(data, dict):
+        return []
+    refs = [r for key in KUSTOMIZE_REFERENCES for r in (data.get(key) or []) if isinstance(r, str)]
+    return [r for r in refs if "://" not in r and not r.startswith(("git@", "github.com/"))]
 
 
 def _extensionless_kustomizations(folder: Path, spec_roots: list[Path]) -> list[Path]:

@@ -21,7 +21,7 @@ the plan still says so). Immutable fields come from Kueue's CRDs (`self == oldSe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from kueueplan.compile.gitops import ARGO_SYNC_OPTIONS, FLUX_FORCE
@@ -85,6 +85,7 @@ class EnvState:
     base_cluster: Cluster
     head_cluster: Cluster
     base_sim: Mapping[str, Any] | None = None
+    load: list[Mapping[str, Any]] = field(default_factory=list)  # `diff --load`: the replayed workloads' objects
 
     def admitted(self) -> list[Mapping[str, Any]]:
         """Base-side simulated workloads Kueue admitted (they may be running when the change is applied)."""
@@ -215,7 +216,7 @@ def _usage_peaks(state: EnvState, group: Callable[[str], str | None] = lambda cq
     """(group of the ClusterQueue, flavor, resource) -> the most the base's admitted workloads used at once
     (simulated). `group` maps a ClusterQueue to what is summed (itself, or its cohort; None: left out)."""
     manifests: dict[str, Mapping[str, Any]] = {}
-    for raw in state.base_raw:
+    for raw in [*state.base_raw, *state.load]:  # with `diff --load`, the base simulated the replayed load
         meta = raw.get("metadata") or {}
         stem = str(meta.get("name") or str(meta.get("generateName") or "").rstrip("-"))
         manifests[f"{meta.get('namespace') or 'default'}/{stem}"] = raw
@@ -396,10 +397,11 @@ def _raw(docs: Iterable[Any]) -> list[Mapping[str, Any]]:
 
 
 def plan_env(env: str, base_docs: list[Any], head_docs: list[Any], base_sim: Mapping[str, Any] | None = None,
-             allow: Iterable[str] = ()) -> list[ApplyStep]:
-    """Every step the apply of `head` over `base` takes that needs a human, with the policy's verdict."""
+             allow: Iterable[str] = (), load: Iterable[Mapping[str, Any]] = ()) -> list[ApplyStep]:
+    """Every step the apply of `head` over `base` takes that needs a human, with the policy's verdict.
+    `load`: the workload objects `base_sim` ran instead of the base's own (`diff --load`)."""
     state = EnvState(env, index(base_docs), index(head_docs), _raw(base_docs), read_cluster(base_docs),
-                     read_cluster(head_docs), base_sim)
+                     read_cluster(head_docs), base_sim, list(load))
     allowed = set(allow)
     steps = [s for rule in RULES for s in rule(state)]
     return [ApplyStep(s.rule, s.env, s.key, s.message, s.advice, s.allow_key in allowed) for s in steps]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kueueplan.errors import KueueplanError
+from kueueplan.errors import InputRefusedError, KueueplanError
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class EnvSimulation:
     expectations: int = 0
     failed: int = 0  # expectations that failed, never more than `expectations`
     failures: list[str] = field(default_factory=list)  # one line per workload that broke one
+    skipped: str | None = None  # why it could not run (input validation already reports as a finding)
 
 
 @dataclass
@@ -190,9 +191,10 @@ def is_spec_folder(path: Path) -> bool:
 
 
 def run_manifest_check(arg: str, fail_on: str = "error", simulate: bool = True, crds: list[str] | None = None,
-                       policies: list[str] | None = None, stdin_text: str | None = None) -> CheckReport:
+                       policies: list[str] | None = None, stdin_text: str | None = None,
+                       kueue_version: str | None = None, kuberay_version: str | None = None) -> CheckReport:
     """A repository of plain manifests (a folder, a file or `-`): validation, then its workloads simulated as
-    the load (no build to compare, no declared expectations)."""
+    the load (no build to compare, no declared expectations), both for `kueue_version` (default the newest)."""
     from kueueplan.validate import validate
     from kueueplan.workflow.manifests import read_stdin_text
     from kueueplan.workflow.simulation import has_load, manifests_scenario, read_input, run
@@ -200,10 +202,22 @@ def run_manifest_check(arg: str, fail_on: str = "error", simulate: bool = True, 
     if arg == "-" and stdin_text is None:
         stdin_text = read_stdin_text()  # read once: validation and simulation both need it
     report = CheckReport(arg, "-", gen_checked=False, fail_on=fail_on)
-    report.findings = list(validate([arg], crds=crds, policies=policies, stdin_text=stdin_text).findings)
+    result = validate([arg], crds=crds, policies=policies, stdin_text=stdin_text, kueue_version=kueue_version,
+                      kuberay_version=kuberay_version)
+    report.findings = list(result.findings)
+    report.schema_skipped = schema_skipped(result)
     if simulate:
-        name, docs, _spec = read_input(arg, stdin_text)
-        scenario = manifests_scenario(docs, name)
+        try:
+            name, docs, _spec = read_input(arg, stdin_text)
+            scenario = manifests_scenario(docs, name, kueue_version)
+        except KueueplanError as err:
+            unreadable = any(f.rule == "KP001" for f in report.findings)  # not YAML at all: unusable (exit 2)
+            if isinstance(err, InputRefusedError) or unreadable or not report.failing_findings():
+                raise
+            # e.g. a quota that is not a quantity: validate has reported it at its line (exit 1); the
+            # simulation cannot run on it, which is said instead of dropping those findings with an exit 2
+            report.simulations.append(EnvSimulation(arg, skipped=f"{err.message} (fix the findings above)"))
+            return report
         sim = EnvSimulation(name)
         if has_load(scenario):
             result = run(scenario)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from kueueplan.kube.objects import Cluster, read_cluster
 from kueueplan.workflow.manifests import Key, changed_paths, index
@@ -129,9 +129,12 @@ def diff_objects(base: Mapping[Key, Any], head: Mapping[Key, Any]) -> list[Objec
 
 
 def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
-               allow: Callable[[str], set[str]] | None = None, per_team: bool = False) -> DiffReport:
+               allow: Callable[[str], set[str]] | None = None, per_team: bool = False,
+               load: Sequence[Mapping[str, Any]] = ()) -> DiffReport:
     """`allow(env)`: the apply steps the PlatformPolicy permits there (workflow/applyplan.py; default none).
-    `per_team`: also summarise the simulated outcome per team (`diff --load`: one load on both sides)."""
+    `per_team`: also summarise the simulated outcome per team (`diff --load`: one load on both sides).
+    `load`: the workload objects `simulate` replays instead of the sides' own (`diff --load`), so the apply plan
+    can read what the replayed workloads request."""
     if len(base.envs) == 1 and len(head.envs) == 1 and set(base.envs) != set(head.envs):
         # Two single-environment sides (e.g. two manifest folders): compare them whatever their names.
         base = Side(base.path, base.is_spec, {next(iter(head.envs)): next(iter(base.envs.values()))})
@@ -166,7 +169,7 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
             from kueueplan.workflow.applyplan import plan_env
 
             result.apply = plan_env(env, base_docs, head_docs, before.result if before else None,
-                                    allow(env) if allow else ())
+                                    allow(env) if allow else (), load)
         envs.append(result)
     return DiffReport(str(base.path), str(head.path), envs)
 

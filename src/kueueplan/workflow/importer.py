@@ -527,8 +527,10 @@ def _importable(group: str, kind: str, name: Any = None) -> bool:
     return group == KUEUE_GROUP and kind in IMPORTED_KINDS
 
 
-def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
-    """Manifests (dicts or yamlio Documents) -> spec documents by file, and what could not be imported."""
+def import_manifests(docs: Iterable[Any], env: str = "default", kueue_version: str | None = None) -> ImportResult:
+    """Manifests (dicts or yamlio Documents) -> spec documents by file, and what could not be imported.
+    `kueue_version`: the release the cluster runs, written as the Environment's kueueVersion (its default
+    Configuration decides which integrations Kueue manages; without it the spec targets the newest release)."""
     result = ImportResult()
     by_kind: dict[str, list[dict[str, Any]]] = {}
     seen: dict[tuple[str, str, str], str] = {}
@@ -573,6 +575,9 @@ def import_manifests(docs: Iterable[Any], env: str = "default") -> ImportResult:
         file, line = sources.get(id(err.obj), (None, None))
         raise KueueplanError(f"cannot import {key_text(key_of(err.obj))}: unexpected shape ({err.cause})",
                              file=file, line=line, hint="check the object against its CRD") from None
+    if kueue_version:
+        for doc in result.files.get(f"env-{env}.yaml", []):
+            doc["spec"] = {"kueueVersion": kueue_version, **(doc.get("spec") or {})}
     return result
 
 

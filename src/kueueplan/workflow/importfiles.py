@@ -81,7 +81,7 @@ def write_files(files: dict[str, str], out_dir: Path, force: bool,
         way = _in_the_way(out_dir, own, is_own)
         if way:
             what = "is a symlink" if way[0].is_symlink() else "was not written by `kueueplan import`"
-            raise KueueplanError(f"{way[0]} {what}; refusing to overwrite it, nothing was written"
+            raise KueueplanError(f"this file {what}; refusing to overwrite it, nothing was written"
                                  + (f" ({len(way) - 1} more in the way)" if len(way) > 1 else ""),
                                  file=str(way[0]), hint=f"move it out of {out_dir}, or import into another folder "
                                  f"(--force replaces only the files listed in {RECORD})")

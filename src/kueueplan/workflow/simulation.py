@@ -136,7 +136,7 @@ def read_input(arg: str, stdin_text: str | None = None) -> tuple[str, list[Docum
         return "<stdin>", documents_from_text(read_stdin_text() if stdin_text is None else stdin_text), False
     path = Path(arg)
     if not path.exists():
-        raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file, a spec folder (with --env), "
+        raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file, a spec folder, "
                              "a manifest folder or file, or - for stdin")
     docs = load_documents([path])
     return str(path), docs, path.is_dir() and any(is_spec_document(d.data) for d in docs)

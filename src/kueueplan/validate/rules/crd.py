@@ -322,7 +322,12 @@ def deprecated_version(obj: Obj, ctx: Context) -> Iterator[Hit]:
             text = f"{obj.api_version} {obj.kind} is deprecated"
             if crd.deprecation_warning:
                 text += f" ({crd.deprecation_warning.rstrip('.')})"
-            yield Hit(obj, ("apiVersion",), f"{text}; use {obj.group}/{storage}" if storage else text)
+            if storage and obj.env_in_ref and obj.group == "kueue.x-k8s.io":  # the Environment picks the version
+                text += (f"; set kueueAPIVersion: {storage} in Environment {obj.env} (or leave it out: the "
+                         f"release's own) and rebuild")
+            elif storage:
+                text += f"; use {obj.group}/{storage}"
+            yield Hit(obj, ("apiVersion",), text)
         return
     replacement = KNOWN_DEPRECATED.get((obj.group, obj.version))
     finder = getattr(ctx.crds, "release_without", None)
