@@ -282,7 +282,15 @@ def test_graph_does_not_depend_on_file_order(workspace: Path, args: list[str]) -
 def test_validate_does_not_depend_on_file_order(workspace: Path) -> None:
     """Findings name the file they are in, so the files' names show; everything else is the same, and the
     findings of one layout come in the same order every run."""
-    args = [*_crd_args(), "--policies", "policies", "-o", "json", "--fail-on", "info"]
+    # A stricter copy of the platform policy: findings in the spec's own files, with or without ../shared's CRDs
+    # (which add deprecation notes; the shipped schema pack of each environment's release has none).
+    strict = workspace / "strict-policies"
+    strict.mkdir(exist_ok=True)
+    policy = (workspace / "policies" / "platform.yaml").read_text(encoding="utf-8")
+    tight = policy.replace('maxBorrowingLimit: {cpu: "16", memory: 64Gi}', 'maxBorrowingLimit: {cpu: "1", memory: 1Gi}')
+    assert tight != policy
+    (strict / "platform.yaml").write_text(tight, encoding="utf-8")
+    args = [*_crd_args(), "--policies", str(strict), "-o", "json", "--fail-on", "info"]
     code_a, ordered = run(["validate", "environments", *args], workspace)
     code_b, shuffled = run(["validate", "shuffled/environments", *args], workspace)
     assert code_a == code_b
