@@ -125,21 +125,47 @@ def test_bad_ref_exits_2_with_the_scenario_line(tmp_path: Path, ref: dict, needl
 
 
 def test_an_object_the_simulator_does_not_run_is_a_warning_not_dropped_silently(tmp_path: Path) -> None:
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-                  "spec": {"template": {"spec": {"containers": []}}}}
-    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-              "metadata": {"name": "js", "namespace": "default"}}
+    tfjob = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "tf", "namespace": "default"}}
+    service = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "rs", "namespace": "default"}}
     widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config",
                                                                     "namespace": "kueue-system"},
               "data": {"controller_manager_config.yaml": "apiVersion: config.kueue.x-k8s.io/v1beta1\n"}}
-    out = run(scenario(tmp_path, {}, {"other.yaml": [deployment, jobset, widget, config, job("j")]}))
+    out = run(scenario(tmp_path, {}, {"other.yaml": [tfjob, service, widget, config, job("j")]}))
     assert [w["name"] for w in out["workloads"]] == ["default/j"]
     assert out["warnings"] == [
-        "Deployment default/web: a Kueue integration the simulator does not run yet: it is not part of the load",
-        "JobSet default/js: a Kueue integration the simulator does not run yet: it is not part of the load",
+        "RayService default/rs: a Kueue integration the simulator does not run yet: it is not part of the load",
+        "TFJob default/tf: a Kueue integration the simulator does not run yet: it is not part of the load",
         "Widget w: not modelled by the simulator: ignored",
     ]
+
+
+def _pod(cpu: int) -> dict:
+    return {"spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": str(cpu)}}}]}}
+
+
+def test_every_integration_the_simulator_derives_pod_sets_for_is_load(tmp_path: Path) -> None:
+    # The contract: "a workload object (RayJob, RayCluster, Job, Pod, JobSet, or any other kind of Kueue's
+    # integrations that the simulator supports)" in manifests is load. The JobSet's two replicated jobs hold
+    # 1 + 1 CPU; the MPIJob's launcher and 2 workers hold 3, more than the 2 left of the queue's 4: it waits for
+    # the JobSet (run-for 10m) to finish.
+    meta = {"namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "q"}}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {**meta, "name": "js", "annotations": {"kueueplan.io/run-for": "10m"}},
+              "spec": {"replicatedJobs": [{"name": n, "replicas": 1, "template": {"spec": {"template": _pod(1)}}}
+                                          for n in ("driver", "workers")]}}
+    mpijob = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {**meta, "name": "mpi"},
+              "spec": {"mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": _pod(1)},
+                                           "Worker": {"replicas": 2, "template": _pod(1)}}}}
+    out = run(scenario(tmp_path, {}, {"jobs.yaml": [jobset, mpijob]}))
+    got = {w["name"]: (w["kind"], w["state"], w["admittedAt"], w.get("finishedAt")) for w in out["workloads"]}
+    assert got == {"default/js": ("JobSet", "Finished", 0, 600), "default/mpi": ("MPIJob", "Admitted", 600, None)}
+    assert out.get("warnings", []) == []
+    # and a `workloads` entry can refer to such an object
+    ref = run(scenario(tmp_path, {"workloads": [{"at": "5m", "runFor": "1m",
+                                                 "ref": {"kind": "JobSet", "name": "js"}}]},
+                       {"jobs.yaml": [jobset]}))
+    assert [(w["name"], w["createdAt"], w["finishedAt"]) for w in ref["workloads"]] == [("default/js", 300, 360)]
 
 
 def _manifest_keys(folder: Path) -> set[tuple[str, str, str]]:

@@ -54,10 +54,14 @@ def test_simulate_a_manifest_folder_runs_its_workloads_as_the_load() -> None:
         "team-vision/detector-train-2": ("vision", "Finished", 0, 3600),
         "team-vision/detector-train-3": ("vision", "Finished", 0, 7200),
         "team-ml/nightly-eval": ("ml-low", "Finished", 600, 2400),  # arrive-at 10m, run-for 30m
+        # a Deployment is load too (one Workload per pod), but v0.19's default install leaves its integration off
+        "team-vision/detector-inference-0": (None, "Inadmissible", 0, None),
+        "team-vision/detector-inference-1": (None, "Inadmissible", 0, None),
     }
     assert [w["name"] for w in data["workloads"]][:2] == ["team-ml/preprocess-shards", "team-ml/llm-finetune"]
-    assert data["warnings"] == ["Deployment team-vision/detector-inference: a Kueue integration the simulator "
-                                "does not run yet: it is not part of the load"]
+    assert data["warnings"] == [
+        f"Deployment team-vision/detector-inference-{i} is not managed by Kueue (integration deployment is not "
+        "enabled in integrations.frameworks): it holds no quota and has no events" for i in (0, 1)]
 
 
 def test_simulate_stdin_equals_the_folder() -> None:
@@ -78,7 +82,7 @@ def test_simulate_stdin_with_nothing_is_exit_2() -> None:
 def test_check_a_manifests_only_repository(tmp_path: Path) -> None:
     code, out, err = invoke(["check", str(PLATFORM), "--no-policies"])
     assert code == 0, out + err
-    assert "simulate  " in out and "6 workload(s)" in out and "result: ok" in out
+    assert "simulate  " in out and "8 workload(s)" in out and "result: ok" in out
     code, out, err = invoke(["check", "-", "--no-policies", "-o", "json"], stdin=kustomize_build(PLATFORM))
     assert code == 0, out + err
     assert json.loads(out)["ok"] is True

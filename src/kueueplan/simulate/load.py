@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.configschema import FRAMEWORK_OF_KIND
 from kueueplan.kube.objects import api_version_of, meta, read_object
+from kueueplan.kube.podsets import RUNTIME_KINDS, SUPPORTED_KINDS, runtime_objects, trainjob_runtime_key
 
 ARRIVE_AT = "kueueplan.io/arrive-at"
 RUN_FOR = "kueueplan.io/run-for"
@@ -27,16 +29,11 @@ PODS_READY_AFTER = "kueueplan.io/pods-ready-after"
 COUNT = "kueueplan.io/count"
 ANNOTATIONS = {ARRIVE_AT: "at", RUN_FOR: "runFor", PODS_READY_AFTER: "podsReadyAfter", COUNT: "count"}
 
-# kind -> API group of the workload kinds the simulator derives pod sets for (kube/podsets.py).
-WORKLOAD_KINDS = {"RayJob": "ray.io", "RayCluster": "ray.io", "Job": "batch", "Pod": "", "Workload": "kueue.x-k8s.io"}
-# Kinds of Kueue's other integrations (pkg/controller/jobs): queued on a real cluster, not simulated here yet.
-OTHER_INTEGRATIONS = {
-    "JobSet": "jobset.x-k8s.io", "PyTorchJob": "kubeflow.org", "TFJob": "kubeflow.org", "MPIJob": "kubeflow.org",
-    "XGBoostJob": "kubeflow.org", "PaddleJob": "kubeflow.org", "JAXJob": "kubeflow.org",
-    "TrainJob": "trainer.kubeflow.org", "AppWrapper": "workload.codeflare.dev",
-    "LeaderWorkerSet": "leaderworkerset.x-k8s.io", "Deployment": "apps", "StatefulSet": "apps",
-    "RayService": "ray.io", "SparkApplication": "sparkoperator.k8s.io",
-}
+# kind -> API group of the workload kinds the simulator derives pod sets for (kube/podsets.py), and of Kueue's
+# other integrations (pkg/controller/jobs): queued on a real cluster, not simulated here yet.
+WORKLOAD_KINDS = {"Workload": "kueue.x-k8s.io"} | {kind: group for (group, kind) in FRAMEWORK_OF_KIND
+                                                   if kind in SUPPORTED_KINDS}
+OTHER_INTEGRATIONS = {kind: group for (group, kind) in FRAMEWORK_OF_KIND if kind not in SUPPORTED_KINDS}
 # Objects that change nothing about admission: no warning for them.
 NO_EFFECT = {"Service", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Secret",
              "PersistentVolumeClaim", "NetworkPolicy", "CustomResourceDefinition", "ValidatingAdmissionPolicy",
@@ -147,8 +144,24 @@ def entries(workloads: list[Any], objects: list[Obj], err: Callable[..., Excepti
 
 
 def split(objects: list[Obj]) -> tuple[list[Obj], list[Obj]]:
-    """(cluster objects, workload objects): workloads arrive as load and are not applied as cluster state."""
-    return [o for o in objects if not is_workload(o[0])], [o for o in objects if is_workload(o[0])]
+    """(cluster objects, workload objects): workloads arrive as load and are not applied as cluster state; one
+    whose pod sets cannot be known is neither (warnings_for names it)."""
+    unknown = unknown_pod_sets(objects)
+    return ([o for o in objects if not is_workload(o[0])],
+            [o for o in objects if is_workload(o[0]) and id(o) not in unknown])
+
+
+def unknown_pod_sets(objects: list[Obj]) -> dict[int, str]:
+    """Workload objects whose pod sets the inputs do not say, by id: a TrainJob whose Trainer runtime is installed
+    on the cluster (by the Trainer operator) but is not among the inputs. Not load, and named, never guessed."""
+    runtimes = runtime_objects(o[0] for o in objects)
+    out = {}
+    for o in objects:
+        if o[0].get("kind") == "TrainJob" and is_workload(o[0]) and trainjob_runtime_key(o[0]) not in runtimes:
+            kind, _, name = trainjob_runtime_key(o[0])
+            out[id(o)] = (f"its runtime {kind} {name} is not among the inputs, so its pod sets are unknown: it is not "
+                          "part of the load (add the runtime's manifest to the inputs)")
+    return out
 
 
 def ordered(inline: list[Obj], from_files: list[Obj]) -> list[Obj]:
@@ -159,15 +172,21 @@ def ordered(inline: list[Obj], from_files: list[Obj]) -> list[Obj]:
 def warnings_for(objects: list[Obj]) -> list[str]:
     """One warning per kind the simulator does not understand: nothing is dropped silently."""
     unknown: dict[str, list[str]] = {}
-    for data, _file, _line in objects:
+    no_pod_sets = unknown_pod_sets(objects)
+    out = _range_warnings(objects) + _unmodelled_features(objects)
+    for obj in objects:
+        data = obj[0]
         kind = str(data.get("kind", ""))
+        if id(obj) in no_pod_sets:
+            m = meta(data)
+            out.append(f"{kind} {m.get('namespace') or 'default'}/{m.get('name')}: {no_pod_sets[id(obj)]}")
+            continue
         if is_workload(data) or kind in NO_EFFECT or _understood(data) or _build_file(data):
             continue
         m = meta(data)
         name = str(m.get("name") or f"{m.get('generateName') or '?'}*")
         ns = m.get("namespace")
         unknown.setdefault(kind, []).append(f"{ns}/{name}" if ns else name)
-    out = _range_warnings(objects) + _unmodelled_features(objects)
     for kind, names in sorted(unknown.items()):
         shown = _listed(names)
         if kind in OTHER_INTEGRATIONS:
@@ -213,6 +232,8 @@ def _build_file(data: Mapping[str, Any]) -> bool:
 
 
 def _understood(data: Mapping[str, Any]) -> bool:
+    if data.get("kind") in RUNTIME_KINDS:
+        return True  # Trainer runtimes: a TrainJob's pod sets are read from its runtime (kube.podsets)
     if data.get("kind") == "ConfigMap":
         return meta(data).get("name") == CONFIG_MAP_NAME  # Kueue's Configuration: the simulator reads it
     try:

@@ -241,7 +241,8 @@ class _Reader:
             version = version_tuple(spec.get("kueueVersion"))
         except KueueplanError as e:
             raise self.err(e.message, ("spec", "kueueVersion"), e.hint) from None
-        cluster, workload_objects = load.split(self._manifests(spec))
+        objects = self._manifests(spec)
+        cluster, workload_objects = load.split(objects)
         scenario = Scenario(
             name=str(meta.get("name") or (self.path.stem if self.path else "scenario")),
             file=self.file,
@@ -253,7 +254,7 @@ class _Reader:
             kueue_version=version,
             fair_sharing=self._fair_sharing(spec),
             expectations=self._expectations(spec),
-            warnings=load.warnings_for(cluster),
+            warnings=load.warnings_for(objects),
         )
         self._configuration(spec, scenario)
         if scenario.fair_sharing is None and scenario.configuration.fair_sharing is not None:
