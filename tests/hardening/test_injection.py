@@ -87,6 +87,23 @@ def test_diff_and_check_markdown_with_hostile_names_are_inert() -> None:
     assert_inert_markdown(_check(HOSTILE), _check(BENIGN))
 
 
+def test_diff_text_with_hostile_names_keeps_each_on_its_line() -> None:
+    """The text report goes to CI logs: a name with a newline must not start a `::error::` line there."""
+    def text(name: str) -> str:
+        env = EnvDiff(
+            env=name,
+            quotas=[QuotaChange(QuotaKey("ClusterQueue", name, name, name), Limits(8), Limits(2), team=name)],
+            objects=[ObjectChange(("LocalQueue", name, name), "added", ())],
+            workloads=[WorkloadDelta(name, name, "inadmissible", name, name, message=name, blocking=True)],
+            broken_expectations=[name], simulated=True)
+        return diff_report.text(DiffReport(base="a", head="b", envs=[env]))
+
+    hostile, benign = text(HOSTILE), text(BENIGN)
+    assert "pwned" in hostile
+    assert len(hostile.splitlines()) == len(benign.splitlines()), hostile
+    assert not any(line.lstrip().startswith("::") for line in hostile.splitlines()), hostile
+
+
 def test_validate_github_output_with_hostile_names_prints_no_extra_command(tmp_path: Path) -> None:
     hostile = "evil\n::error::pwned\r\n::add-mask::secret%0A::warning::x"
     manifest = tmp_path / f"{hostile}.yaml"  # file names, too, come from the pull request

@@ -160,7 +160,7 @@ def text(report: DiffReport) -> str:
     if report.load:
         out.append(one_line(f"load replayed on both sides: {report.load}"))
     for env in report.envs:
-        out.append(f"\n[{env.env}]" + ("" if env.status == "changed" else f" ({env.status})"))
+        out += ["", f"[{env.env}]" + ("" if env.status == "changed" else f" ({env.status})")]
         if env.empty:
             out.append("  no changes")
         for w in env.workloads:
@@ -185,7 +185,8 @@ def text(report: DiffReport) -> str:
     blocking = report.blocking
     out.append("")
     out.append(f"{len(blocking)} blocking problem(s)" if blocking else "ok")
-    return "\n".join(out) + "\n"
+    # Object, queue and workload names come from the PR: none may start a line (a `::error::` workflow command)
+    return "\n".join(one_line(line) for line in out) + "\n"
 
 
 def as_json(report: DiffReport) -> str:
