@@ -104,6 +104,26 @@ def test_diff_text_with_hostile_names_keeps_each_on_its_line() -> None:
     assert not any(line.lstrip().startswith("::") for line in hostile.splitlines()), hostile
 
 
+def test_errors_and_import_notes_keep_hostile_names_on_one_line(tmp_path: Path) -> None:
+    """Exit-2 errors name the file (whose name comes from the PR); import lists what it skipped by name."""
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "x\n::error::pwned.yaml").write_text("a: [\n")
+    for args in (["import", str(bad), "-o", str(tmp_path / "out")], ["validate", str(bad)]):
+        out = CliRunner().invoke(main, args)
+        assert out.exit_code in (1, 2) and "pwned" in out.output, out.output
+        assert not any(line.startswith("::") for line in out.output.splitlines()), out.output
+    names = tmp_path / "names"
+    names.mkdir()
+    (names / "q.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+        "  namespaceSelector: {}\n  admissionChecks: [\"ac\\n::error::check\"]\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"cm\\n::error::cm\", namespace: ns}\n")
+    out = CliRunner().invoke(main, ["import", str(names), "-o", str(tmp_path / "spec")])
+    assert out.exit_code == 1 and "::error::check" in out.output and "::error::cm" in out.output, out.output
+    assert not any(line.startswith("::") for line in out.output.splitlines()), out.output
+
+
 def test_validate_github_output_with_hostile_names_prints_no_extra_command(tmp_path: Path) -> None:
     hostile = "evil\n::error::pwned\r\n::add-mask::secret%0A::warning::x"
     manifest = tmp_path / f"{hostile}.yaml"  # file names, too, come from the pull request

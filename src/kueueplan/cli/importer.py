@@ -10,6 +10,7 @@ import click
 
 from kueueplan.cli import main
 from kueueplan.errors import KueueplanError
+from kueueplan.report.escape import one_line
 from kueueplan.workflow.importer import build_problem, import_manifests, write_spec
 from kueueplan.workflow.manifests import load_documents
 
@@ -53,9 +54,10 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) 
 
 
 def _report(result: Any) -> None:
+    # Each on one line: the names come from the manifests, and a newline could start a '::error::' in a CI log.
     for reason in result.outside:
-        click.echo(f"skipped: {reason} (outside the spec: apply it as it is)", err=True)
+        click.echo(one_line(f"skipped: {reason} (outside the spec: apply it as it is)"), err=True)
     for reason in result.skipped:
-        click.echo(f"not carried: {reason}", err=True)
+        click.echo(one_line(f"not carried: {reason}"), err=True)
     for reason in result.unresolved:
-        click.echo(f"unresolved: {reason}", err=True)
+        click.echo(one_line(f"unresolved: {reason}"), err=True)
