@@ -104,3 +104,16 @@ def test_force_into_a_folder_without_a_record_refuses_its_yaml(tmp_path: Path) -
     (spec / "team.yaml").write_text("apiVersion: kueueplan.io/v1alpha1\nkind: Priority\nmetadata: {name: x}\n")
     code, _, err = invoke("import", str(CORPUS / "research-cluster"), "-o", str(spec), "--force")
     assert code == 2 and "team.yaml" in err
+
+
+def test_an_output_folder_inside_the_input_is_not_read_back(tmp_path: Path) -> None:
+    """`import manifests -o manifests/spec --force` again: the earlier spec is import's output, not a manifest
+    (its Team and Environment were listed as objects to apply as they are)."""
+    source = tmp_path / "in"
+    shutil.copytree(CORPUS / "research-cluster", source)
+    first = invoke("import", str(source), "-o", str(source / "spec"))
+    again = invoke("import", str(source), "-o", str(source / "spec"), "--force")
+    assert first[0] == again[0] == 0, again
+    assert first[2] == again[2] and "kueueplan.io" not in again[2] and "Team " not in again[2], again[2]
+    code, _, err = invoke("import", str(source / "spec"), "-o", str(source / "spec"), "--force")
+    assert code == 2 and "no Kubernetes objects found" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,8 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) 
     as `kueueplan diff` compares. Exit 0 when everything was carried, 1 when an object could not be carried (or
     would not build back as it is) or the spec references an object the input does not contain (all listed),
     2 unusable input."""
-    docs = load_documents(manifests)
+    # An output folder inside an input folder holds an earlier import's spec, not manifests: never its own input.
+    docs = [d for d in load_documents(manifests) if not _below(Path(d.file), out_dir)]
     if not docs:
         raise KueueplanError("no Kubernetes objects found to import", file=str(manifests[0]),
                              hint="pass the folder or files that hold your Kueue / KubeRay manifests")
@@ -51,6 +53,10 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool) 
         click.echo(f"import is incomplete: {len(result.skipped)} object(s) not carried, {len(result.unresolved)} "
                    "unresolved reference(s); the spec was written, fix the above before `kueueplan build`", err=True)
         sys.exit(1)
+
+
+def _below(file: Path, folder: Path) -> bool:
+    return Path(os.path.abspath(folder)) in Path(os.path.abspath(file)).parents
 
 
 def _report(result: Any) -> None:
