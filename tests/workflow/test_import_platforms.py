@@ -117,3 +117,16 @@ def test_an_output_folder_inside_the_input_is_not_read_back(tmp_path: Path) -> N
     assert first[2] == again[2] and "kueueplan.io" not in again[2] and "Team " not in again[2], again[2]
     code, _, err = invoke("import", str(source / "spec"), "-o", str(source / "spec"), "--force")
     assert code == 2 and "no Kubernetes objects found" in err
+
+
+def test_an_output_below_a_symlinked_folder_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """`-o specs/team` where the PR made specs a link to a folder outside: nothing is written there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "specs").symlink_to(outside)
+    monkeypatch.chdir(repo)
+    code, _, err = invoke("import", str(CORPUS / "research-cluster"), "-o", "specs/team")
+    assert code == 2 and "refusing to write into specs: it is a symlink" in err, err
+    assert not any(outside.iterdir())

@@ -906,8 +906,9 @@ def write_spec(result: ImportResult, out_dir: Path, force: bool = False) -> list
     marked); any other YAML file in the way, or a symlink, stops the import before a file is written."""
     from kueueplan.workflow.importfiles import write_files
 
-    if out_dir.is_symlink():
-        raise KueueplanError(f"refusing to write into {out_dir}: it is a symlink", file=str(out_dir))
+    from kueueplan.emit.writer import refuse_symlinked_out
+
+    refuse_symlinked_out(out_dir, "write")  # OUT_DIR or a folder above it within the working directory
     for rel in sorted(result.files):
         _safe_target(out_dir, rel)  # names that would leave OUT_DIR or pass through a symlink: refused
     texts = {rel: f"{IMPORT_MARKER}\n{dump(docs)}" for rel, docs in result.files.items()}
