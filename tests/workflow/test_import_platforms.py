@@ -130,3 +130,20 @@ def test_an_output_below_a_symlinked_folder_is_refused(tmp_path: Path, monkeypat
     code, _, err = invoke("import", str(CORPUS / "research-cluster"), "-o", "specs/team")
     assert code == 2 and "refusing to write into specs: it is a symlink" in err, err
     assert not any(outside.iterdir())
+
+
+def test_a_name_too_long_for_a_file_name_is_exit_2(tmp_path: Path) -> None:
+    """253 characters is a valid ClusterQueue name, and teams/<name>.yaml is over the 255 bytes of a file name:
+    a clear error, no traceback, nothing written."""
+    name = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "queues.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: fl}\n---\n"
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n"
+        "  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+        "    - name: fl\n      resources: [{name: cpu, nominalQuota: 4}]\n")
+    res = CliRunner().invoke(main, ["import", str(source), "-o", str(tmp_path / "spec")])
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    assert f"cannot write 'teams/{name}.yaml'" in res.stderr and "shorten that name" in res.stderr
+    assert not (tmp_path / "spec").exists()

@@ -835,8 +835,13 @@ def build_problem(result: ImportResult, out_dir: Path, docs: Iterable[Any] = ())
     with tempfile.TemporaryDirectory(prefix="kueueplan-import-") as tmp:
         scratch = Path(tmp) / "spec"
         for rel, file_docs in result.files.items():
-            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-            (scratch / rel).write_text(dump(file_docs), encoding="utf-8")
+            try:
+                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                (scratch / rel).write_text(dump(file_docs), encoding="utf-8")
+            except OSError as err:  # a 253-character object name makes a file name over the file system's 255
+                raise KueueplanError(f"cannot write {rel!r}: {err.strerror or err}", file=str(out_dir),
+                                     hint="an object's name makes this file name (file systems take up to 255 "
+                                     "bytes): shorten that name") from None
         try:
             built = compile_platform(scratch)
         except KueueplanError as err:
