@@ -27,6 +27,7 @@ COMMANDS = {
     "validate FILE": lambda link, repo: ["validate", str(link)],
     "build FILE": lambda link, repo: ["build", str(link), "-o", str(repo / "gen")],
     "diff FILE": lambda link, repo: ["diff", str(link), str(repo / "mk")],
+    "validate --policies FILE": lambda link, repo: ["validate", str(repo / "mk"), "--policies", str(link)],
 }
 
 
