@@ -99,6 +99,11 @@ def test_diff_text_with_hostile_names_keeps_each_on_its_line() -> None:
         return diff_report.text(DiffReport(base="a", head="b", envs=[env]))
 
     hostile, benign = text(HOSTILE), text(BENIGN)
+    checked = check_report.text(CheckReport(
+        spec_dir="environments", gen_dir="gen", gen_checked=True, drift=[Drift(HOSTILE, "stale")],
+        findings=[Finding("KP101", "error", HOSTILE, 3, HOSTILE, HOSTILE)],
+        simulations=[EnvSimulation(HOSTILE, workloads=1, expectations=1, failures=[HOSTILE])]))
+    assert "pwned" in checked and not any(line.lstrip().startswith("::") for line in checked.splitlines()), checked
     assert "pwned" in hostile
     assert len(hostile.splitlines()) == len(benign.splitlines()), hostile
     assert not any(line.lstrip().startswith("::") for line in hostile.splitlines()), hostile
