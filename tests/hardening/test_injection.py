@@ -129,6 +129,15 @@ def test_errors_and_import_notes_keep_hostile_names_on_one_line(tmp_path: Path) 
     assert not any(line.startswith("::") for line in out.output.splitlines()), out.output
 
 
+def test_simulate_text_of_hostile_topology_and_multikueue_names_keeps_each_on_its_line() -> None:
+    """Names of today's kinds (Topology, MultiKueueConfig/Cluster, checks) reach the rejected-object warnings
+    and the simulation's not-modelled warnings, both printed to the CI log."""
+    out = CliRunner().invoke(main, ["simulate", str(Path(__file__).parent / "hostile-tas-multikueue.yaml")])
+    assert out.exit_code == 0, out.output
+    assert out.output.count("::error::") >= 4, out.output
+    assert not any(line.lstrip().startswith(("::", "}")) for line in out.output.splitlines()), out.output
+
+
 def test_validate_github_output_with_hostile_names_prints_no_extra_command(tmp_path: Path) -> None:
     hostile = "evil\n::error::pwned\r\n::add-mask::secret%0A::warning::x"
     manifest = tmp_path / f"{hostile}.yaml"  # file names, too, come from the pull request
