@@ -81,6 +81,8 @@ HAND_MADE = {  # what kubectl never exports: each is a located error in the hist
                            "status.conditions must be a list"),
     "spec-list": (_workload("a", "2024-01-01T00:00:00Z", "spec: [1]"), "spec must be a mapping"),
     "podsets-number": (_workload("a", "2024-01-01T00:00:00Z", "spec: {podSets: 5}"), "spec.podSets must be a list"),
+    "finished-without-time": (_workload("a", "2024-01-01T00:00:00Z", 'status:\n  conditions:\n'
+                                        '  - {type: Finished, status: "True"}'), "True condition has no time"),
     # year 9999 and year 1 in one history: the simulator would otherwise blame the spec folder it replays on
     "ten-thousand-years": (_workload("late", "9999-12-31T23:59:59Z") + "---\n" + _workload("early",
                                                                                          "0001-01-01T00:00:00Z"),

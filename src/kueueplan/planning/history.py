@@ -116,6 +116,9 @@ def _list(wl: Mapping[str, Any], path: str, file: str, line: int) -> list[Any]:
 
 
 def _time(value: Any, file: str, line: int) -> int:
+    if value is None:
+        raise KueueplanError("a Workload's creationTimestamp or True condition has no time", file=file, line=line,
+                             hint="kubectl exports lastTransitionTime on every condition")
     try:
         stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
