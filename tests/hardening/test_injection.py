@@ -87,6 +87,57 @@ def test_diff_and_check_markdown_with_hostile_names_are_inert() -> None:
     assert_inert_markdown(_check(HOSTILE), _check(BENIGN))
 
 
+def test_diff_text_with_hostile_names_keeps_each_on_its_line() -> None:
+    """The text report goes to CI logs: a name with a newline must not start a `::error::` line there."""
+    def text(name: str) -> str:
+        env = EnvDiff(
+            env=name,
+            quotas=[QuotaChange(QuotaKey("ClusterQueue", name, name, name), Limits(8), Limits(2), team=name)],
+            objects=[ObjectChange(("LocalQueue", name, name), "added", ())],
+            workloads=[WorkloadDelta(name, name, "inadmissible", name, name, message=name, blocking=True)],
+            broken_expectations=[name], simulated=True)
+        return diff_report.text(DiffReport(base="a", head="b", envs=[env]))
+
+    hostile, benign = text(HOSTILE), text(BENIGN)
+    checked = check_report.text(CheckReport(
+        spec_dir="environments", gen_dir="gen", gen_checked=True, drift=[Drift(HOSTILE, "stale")],
+        findings=[Finding("KP101", "error", HOSTILE, 3, HOSTILE, HOSTILE)],
+        simulations=[EnvSimulation(HOSTILE, workloads=1, expectations=1, failures=[HOSTILE])]))
+    assert "pwned" in checked and not any(line.lstrip().startswith("::") for line in checked.splitlines()), checked
+    assert "pwned" in hostile
+    assert len(hostile.splitlines()) == len(benign.splitlines()), hostile
+    assert not any(line.lstrip().startswith("::") for line in hostile.splitlines()), hostile
+
+
+def test_errors_and_import_notes_keep_hostile_names_on_one_line(tmp_path: Path) -> None:
+    """Exit-2 errors name the file (whose name comes from the PR); import lists what it skipped by name."""
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "x\n::error::pwned.yaml").write_text("a: [\n")
+    for args in (["import", str(bad), "-o", str(tmp_path / "out")], ["validate", str(bad)]):
+        out = CliRunner().invoke(main, args)
+        assert out.exit_code in (1, 2) and "pwned" in out.output, out.output
+        assert not any(line.startswith("::") for line in out.output.splitlines()), out.output
+    names = tmp_path / "names"
+    names.mkdir()
+    (names / "q.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+        "  namespaceSelector: {}\n  admissionChecks: [\"ac\\n::error::check\"]\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"cm\\n::error::cm\", namespace: ns}\n")
+    out = CliRunner().invoke(main, ["import", str(names), "-o", str(tmp_path / "spec")])
+    assert out.exit_code == 1 and "::error::check" in out.output and "::error::cm" in out.output, out.output
+    assert not any(line.startswith("::") for line in out.output.splitlines()), out.output
+
+
+def test_simulate_text_of_hostile_topology_and_multikueue_names_keeps_each_on_its_line() -> None:
+    """Names of today's kinds (Topology, MultiKueueConfig/Cluster, checks) reach the rejected-object warnings
+    and the simulation's not-modelled warnings, both printed to the CI log."""
+    out = CliRunner().invoke(main, ["simulate", str(Path(__file__).parent / "hostile-tas-multikueue.yaml")])
+    assert out.exit_code == 0, out.output
+    assert out.output.count("::error::") >= 4, out.output
+    assert not any(line.lstrip().startswith(("::", "}")) for line in out.output.splitlines()), out.output
+
+
 def test_validate_github_output_with_hostile_names_prints_no_extra_command(tmp_path: Path) -> None:
     hostile = "evil\n::error::pwned\r\n::add-mask::secret%0A::warning::x"
     manifest = tmp_path / f"{hostile}.yaml"  # file names, too, come from the pull request

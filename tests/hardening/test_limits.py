@@ -180,6 +180,27 @@ def test_bounded_comprehensions_pass_and_are_evaluated(tmp_path: Path) -> None:
     assert code == 1 and "failed rule" in output, output  # 100 + 70 >= 150: the rule ran and failed
 
 
+def test_a_list_past_its_max_items_runs_no_rule_bounded_by_it(tmp_path: Path) -> None:
+    """The cost estimate trusts maxItems; a value far past it must not run the rule (Kueue's Topology has a
+    comprehension over levels inside one over levels, maxItems 16: 100,000 levels took hours)."""
+    (tmp_path / "crds").mkdir()
+    bounded = "              l: {type: array, maxItems: 100, items: {type: integer}}\n"
+    text = bench_limits.crd("", "self.l.all(a, self.l.all(b, a + b < 150))").replace(
+        "              l: {type: array, items: {type: integer}}\n", bounded)
+    (tmp_path / "crds" / "crd.yaml").write_text(text)
+    (tmp_path / "obj.yaml").write_text(bench_limits.bomb_object(30_000))
+    code, output = _validate(tmp_path, "obj.yaml", "--crds", "crds")
+    assert code == 1 and "must have at most 100 items (has 30000)" in output and "failed rule" not in output, output
+
+
+def test_a_topology_with_100000_levels_is_validated_in_seconds(tmp_path: Path) -> None:
+    levels = "".join(f"  - nodeLabel: example.com/l{i}\n" for i in range(100_000))
+    (tmp_path / "topology.yaml").write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata:\n"
+                                            f"  name: deep\nspec:\n  levels:\n{levels}")
+    code, output = _validate(tmp_path, "topology.yaml")
+    assert code == 1 and "spec.levels: must have at most 16 items (has 100000)" in output, output
+
+
 def test_the_cost_estimate_accepts_every_rule_of_the_upstream_crds(shared_dir: Path) -> None:
     from kueueplan.validate.crds import _parse_cached
 

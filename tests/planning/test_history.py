@@ -65,3 +65,55 @@ def test_fit_turns_a_history_into_a_load_model() -> None:
     counts = sorted(float(e["arrivals"]["poisson"].split("/")[0]) for e in model)
     assert sum(counts) * (80 / 60) == __import__("pytest").approx(6, rel=0.01)  # 6 arrivals over 80 minutes
     yaml.safe_dump(model)  # plain data, ready to paste into a scenario
+
+
+def _workload(name: str, created: str, rest: str = "spec: {}") -> str:
+    return (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {name}\n  namespace: ns\n"
+            f"  creationTimestamp: \"{created}\"\n{rest}\n")
+
+
+HAND_MADE = {  # what kubectl never exports: each is a located error in the history file, never a traceback
+    "metadata-list": ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: [a]\n", "metadata must be"),
+    "labels-list": (_workload("a", "2024-01-01T00:00:00Z", "spec: {}").replace(
+        "  namespace: ns\n", "  namespace: ns\n  labels: [x]\n"), "metadata.labels must be a mapping"),
+    "status-list": (_workload("a", "2024-01-01T00:00:00Z", "status: [1]"), "status must be a mapping"),
+    "conditions-mapping": (_workload("a", "2024-01-01T00:00:00Z", "status: {conditions: {a: 1}}"),
+                           "status.conditions must be a list"),
+    "spec-list": (_workload("a", "2024-01-01T00:00:00Z", "spec: [1]"), "spec must be a mapping"),
+    "podsets-number": (_workload("a", "2024-01-01T00:00:00Z", "spec: {podSets: 5}"), "spec.podSets must be a list"),
+    "finished-without-time": (_workload("a", "2024-01-01T00:00:00Z", 'status:\n  conditions:\n'
+                                        '  - {type: Finished, status: "True"}'), "True condition has no time"),
+    # year 9999 and year 1 in one history: the simulator would otherwise blame the spec folder it replays on
+    "ten-thousand-years": (_workload("late", "9999-12-31T23:59:59Z") + "---\n" + _workload("early",
+                                                                                         "0001-01-01T00:00:00Z"),
+                           "ns/late created 9999 years after ns/early"),
+    "runs-for-millennia": (_workload("a", "2024-01-01T00:00:00Z", 'status:\n  conditions:\n'
+                                     '  - {type: Admitted, status: "True", lastTransitionTime: "2024-01-01T00:00:00Z"}\n'
+                                     '  - {type: Finished, status: "True", lastTransitionTime: "9999-01-01T00:00:00Z"}'),
+                           "ns/a runs for 7975 years"),
+}
+
+
+def test_hand_made_histories_are_located_errors(tmp_path: Path) -> None:
+    base = Path(__file__).parents[1] / "workflow" / "platforms" / "replay" / "base"
+    for name, (text, message) in HAND_MADE.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        out = CliRunner().invoke(main, ["diff", str(base), str(base), "--load", str(path)])
+        assert out.exit_code == 2 and out.exception is None or isinstance(out.exception, SystemExit), name
+        assert f"{name}.yaml:1: " in out.output and message in out.output, (name, out.output)
+
+
+def test_times_before_1970_and_out_of_order_replay_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "old.yaml"
+    path.write_text(_workload("second", "1969-12-31T23:59:30Z") + "---\n" + _workload("first", "1969-12-31T23:59:00Z")
+                    + "---\n" + _workload("backwards", "1969-12-31T23:59:40Z", 'status:\n  conditions:\n'
+                    '  - {type: Admitted, status: "True", lastTransitionTime: "1970-01-01T00:00:10Z"}\n'
+                    '  - {type: Finished, status: "True", lastTransitionTime: "1970-01-01T00:00:05Z"}'))
+    from kueueplan.planning.history import history_entries
+
+    entries, warnings = history_entries(read_history([path]))
+    assert [(e["manifest"]["metadata"]["name"], e["at"]) for e in entries] == [
+        ("first", "0ms"), ("second", "30000ms"), ("backwards", "40000ms")]
+    assert entries[2]["runFor"] == "0ms"
+    assert any("ns/backwards" in w and "finished before its last admission" in w for w in warnings)

@@ -206,3 +206,20 @@ spec:
     assert team_a["team"] == "team-a" and team_a["workloads"] == drawn
     assert team_a["meanWaitSeconds"]["after"] > team_a["meanWaitSeconds"]["before"]
     assert _diff(str(base), str(head), "--load", str(load)) == (code, cut)  # the same draw every time
+
+
+def test_what_the_load_could_not_replay_as_recorded_is_said_in_every_format(tmp_path: Path) -> None:
+    """A Workload still pending at export runs for the median recorded run time: the report says so (it was
+    only in the simulation's warnings, which diff never shows)."""
+    base, head = _sides(tmp_path)
+    pending = tmp_path / "pending.yaml"
+    pending.write_text(HISTORY.read_text(encoding="utf-8") + "\n---\n"
+                       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: job-a-late-0a1b2\n"
+                       "  namespace: team-a\n  creationTimestamp: \"2026-11-16T11:00:00Z\"\n"
+                       "spec:\n  queueName: training\n  podSets: []\n", encoding="utf-8")
+    _, report = _diff(str(base), str(head), "--load", str(pending))
+    [warning] = report["loadWarnings"]
+    assert "team-a/job-a-late-0a1b2 (" in warning and "was never admitted" in warning
+    for fmt in ("text", "markdown"):
+        out = CliRunner().invoke(main, ["diff", str(base), str(head), "--load", str(pending), "-o", fmt])
+        assert "job-a-late-0a1b2" in out.stdout and "never admitted" in out.stdout, out.stdout

@@ -235,3 +235,21 @@ def test_v1beta1_multikueue_cluster_kubeconfig() -> None:
     topo = build_topology(read_cluster(docs))
     assert topo.nodes["mkcluster_w1"].lines == ["kubeconfig: Path /etc/w1.kubeconfig"]
     assert ("mkconfig_mk", "mkcluster_w1") in {(e.source, e.target) for e in topo.edges}
+
+
+def test_node_ids_of_many_names_alike_are_unique_and_linear() -> None:
+    """20,000 flavors named a-.-.z, a.-.-z, ... sanitise to one base: ids stay unique, and allocating them is
+    linear (it probed every earlier suffix again: 80 s for `graph` on such a file, 2 s now)."""
+    import itertools
+    import time
+
+    from kueueplan.workflow.graph import _Ids
+
+    names = ["a" + "".join(bits) + "z" for bits in itertools.islice(itertools.product("-.", repeat=15), 20_000)]
+    ids = _Ids()
+    ids("flavor", "a_z")  # a name that is its own sanitised form stays itself
+    started = time.process_time()
+    made = [ids("flavor", n) for n in names]
+    assert time.process_time() - started < 3
+    assert len(set(made)) == len(names) and "flavor_a_z" not in made
+    assert ids("flavor", names[7]) == made[7] and ids("flavor", "a_z") == "flavor_a_z"

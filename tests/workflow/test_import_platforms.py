@@ -130,3 +130,46 @@ def test_kueue_version_says_which_release_the_imported_platform_runs(tmp_path: P
     assert env["spec"]["kueueVersion"] == "v0.16"
     assert pytorchjobs(tmp_path / "v016") and "Inadmissible" not in pytorchjobs(tmp_path / "v016")
     assert invoke("import", str(CORPUS / "workload-zoo"), "-o", str(tmp_path / "x"), "--kueue-version", "new")[0] == 2
+
+
+def test_an_output_folder_inside_the_input_is_not_read_back(tmp_path: Path) -> None:
+    """`import manifests -o manifests/spec --force` again: the earlier spec is import's output, not a manifest
+    (its Team and Environment were listed as objects to apply as they are)."""
+    source = tmp_path / "in"
+    shutil.copytree(CORPUS / "research-cluster", source)
+    first = invoke("import", str(source), "-o", str(source / "spec"))
+    again = invoke("import", str(source), "-o", str(source / "spec"), "--force")
+    assert first[0] == again[0] == 0, again
+    assert first[2] == again[2] and "kueueplan.io" not in again[2] and "Team " not in again[2], again[2]
+    code, _, err = invoke("import", str(source / "spec"), "-o", str(source / "spec"), "--force")
+    assert code == 2 and "no Kubernetes objects found" in err
+
+
+def test_an_output_below_a_symlinked_folder_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """`-o specs/team` where the PR made specs a link to a folder outside: nothing is written there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "specs").symlink_to(outside)
+    monkeypatch.chdir(repo)
+    code, _, err = invoke("import", str(CORPUS / "research-cluster"), "-o", "specs/team")
+    assert code == 2 and "refusing to write into specs: it is a symlink" in err, err
+    assert not any(outside.iterdir())
+
+
+def test_a_name_too_long_for_a_file_name_is_exit_2(tmp_path: Path) -> None:
+    """253 characters is a valid ClusterQueue name, and teams/<name>.yaml is over the 255 bytes of a file name:
+    a clear error, no traceback, nothing written."""
+    name = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "queues.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: fl}\n---\n"
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n"
+        "  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+        "    - name: fl\n      resources: [{name: cpu, nominalQuota: 4}]\n")
+    res = CliRunner().invoke(main, ["import", str(source), "-o", str(tmp_path / "spec")])
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    assert f"cannot write 'teams/{name}.yaml'" in res.stderr and "shorten that name" in res.stderr
+    assert not (tmp_path / "spec").exists()

@@ -34,11 +34,21 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except KueueplanError as err:
-            click.echo(f"error: {err}", err=True)
+            click.echo(_one_error(err), err=True)
             sys.exit(2)
         except RecursionError:
             click.echo("error: input nests too deeply to process", err=True)
             sys.exit(2)
+
+
+def _one_error(err: KueueplanError) -> str:
+    """`error: file:line: message` and its hint, each on one line: file, object and field names in them come
+    from the pull request, and a newline there could start a '::error::' workflow command in a CI log."""
+    from kueueplan.report.escape import one_line
+
+    loc = err.location()
+    text = one_line(f"error: {loc}: {err.message}" if loc else f"error: {err.message}")
+    return f"{text}\n  hint: {one_line(err.hint)}" if err.hint else text
 
 
 @click.group(cls=_Group)

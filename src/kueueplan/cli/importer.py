@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import click
 
 from kueueplan.cli import main
 from kueueplan.errors import KueueplanError
+from kueueplan.report.escape import one_line
 from kueueplan.workflow.importer import build_problem, import_manifests, write_spec
 from kueueplan.workflow.manifests import load_documents
 
@@ -33,7 +35,8 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool, 
     from kueueplan.validate.catalog import check_version
 
     check_version("kueue", kueue_version)  # a usage error (exit 2) before anything is read
-    docs = load_documents(manifests)
+    # An output folder inside an input folder holds an earlier import's spec, not manifests: never its own input.
+    docs = [d for d in load_documents(manifests) if not _below(Path(d.file), out_dir)]
     if not docs:
         raise KueueplanError("no Kubernetes objects found to import", file=str(manifests[0]),
                              hint="pass the folder or files that hold your Kueue / KubeRay manifests")
@@ -61,10 +64,15 @@ def importer(manifests: tuple[Path, ...], out_dir: Path, env: str, force: bool, 
         sys.exit(1)
 
 
+def _below(file: Path, folder: Path) -> bool:
+    return Path(os.path.abspath(folder)) in Path(os.path.abspath(file)).parents
+
+
 def _report(result: Any) -> None:
+    # Each on one line: the names come from the manifests, and a newline could start a '::error::' in a CI log.
     for reason in result.outside:
-        click.echo(f"skipped: {reason} (outside the spec: apply it as it is)", err=True)
+        click.echo(one_line(f"skipped: {reason} (outside the spec: apply it as it is)"), err=True)
     for reason in result.skipped:
-        click.echo(f"not carried: {reason}", err=True)
+        click.echo(one_line(f"not carried: {reason}"), err=True)
     for reason in result.unresolved:
-        click.echo(f"unresolved: {reason}", err=True)
+        click.echo(one_line(f"unresolved: {reason}"), err=True)

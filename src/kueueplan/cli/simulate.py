@@ -13,6 +13,7 @@ from typing import Any, Callable
 import click
 
 from kueueplan.cli import main
+from kueueplan.report.escape import one_line
 
 
 def _load(path: str, env: str | None, until: str | None, kueue_version: str | None = None, seed: int = 0) -> Any:
@@ -60,8 +61,8 @@ def _warn_rejected(scenario: Any) -> None:
             objects.append((t.manifest, scenario.file, t.line))
     for f in webhook_rejections(objects):
         where = f"{f.file}:{f.line}" if f.line else f.file
-        click.echo(f"warning: {where}: {f.rule} {f.object}: {f.message} (Kueue would reject this object; "
-                   "the simulation applies it anyway)", err=True)
+        click.echo(one_line(f"warning: {where}: {f.rule} {f.object}: {f.message} (Kueue would reject this object; "
+                            "the simulation applies it anyway)"), err=True)  # names from the PR: one line each
 
 
 def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
@@ -149,7 +150,7 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         report.plot(sim, result, plot)
     results = expectation_results(sim)
     for f in (line for failures in results for line in failures):
-        click.echo(f"expectation failed: {f}", err=True)
+        click.echo(one_line(f"expectation failed: {f}"), err=True)
     total, failed = len(results), failed_count(results)
     if total and fmt != "json":  # people see the gate's verdict; the JSON contract stays as specified
         click.echo(f"expectations: {total - failed} of {total} passed", err=True)

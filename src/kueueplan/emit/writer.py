@@ -219,7 +219,7 @@ def write_tree(out_dir: str | Path, files: dict[str, str], prune_dirs: list[str]
         check_relpath(relpath)
         if not has_marker(text):
             raise KueueplanError(f"internal: {relpath} lacks the generated-file marker")
-    _refuse_symlinked_out(out)
+    refuse_symlinked_out(out)
     if out.exists() and not out.is_dir():
         raise KueueplanError(f"{out} exists and is not a folder")
     try:
@@ -249,7 +249,7 @@ def _write_tree(out: Path, files: dict[str, str], prune_dirs: list[str] | None) 
     return changed
 
 
-def _refuse_symlinked_out(out: Path) -> None:
+def refuse_symlinked_out(out: Path, verb: str = "build") -> None:
     """OUT_DIR must not be, or lie below, a symlink within the working directory (`-o gen` with gen -> /etc)."""
     parts = out.parts if not out.is_absolute() else (out.name,) if out.name else ()
     base = Path() if not out.is_absolute() else out.parent
@@ -257,7 +257,7 @@ def _refuse_symlinked_out(out: Path) -> None:
     for part in parts:
         current = current / part
         if current.is_symlink():
-            raise KueueplanError(f"refusing to build into {current}: it is a symlink", file=str(current),
+            raise KueueplanError(f"refusing to {verb} into {current}: it is a symlink", file=str(current),
                                  hint="kueueplan never writes through a symlink; make it a real folder")
 
 

@@ -198,6 +198,13 @@ def input_root(path: Path) -> Path:
     return start if start.is_dir() else start.parent
 
 
+def refuse_linked_out(path: Path) -> None:
+    """A file named on the command line, refused when it is a symlink out of its repository (`input_root`):
+    in CI the path comes from the workflow but the file from the pull request, which could link it to any
+    file of the runner."""
+    refuse_outside(path, input_root(path))
+
+
 def refuse_outside(path: Path, root: Path) -> None:
     """Refuse `path` when following its symlinks leads out of `root`."""
     real_root = root.resolve()

@@ -20,6 +20,7 @@ from kueueplan.kube import yamlio
 from kueueplan.kube.names import is_dns_label, is_dns_subdomain
 from kueueplan.kube.objects import list_items
 from kueueplan.report.escape import one_line
+from kueueplan.simulate.scenario import MAX_DURATION_MS
 
 _KEEP_SPEC = ("podSets", "queueName", "priority", "priorityClassName", "priorityClassSource", "priorityClassRef",
               "active", "maximumExecutionTimeSeconds")
@@ -56,8 +57,22 @@ def read_history(paths: list[Path]) -> list[Recorded]:
     return out
 
 
+def _mapping(wl: Mapping[str, Any], path: str, file: str, line: int) -> Mapping[str, Any]:
+    """The mapping at a dotted `path` of a hand-edited export ({} when absent); any other shape is a located
+    error, never a traceback."""
+    value: Any = wl
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise KueueplanError(f"a Workload's {path} must be a mapping, not {type(value).__name__}", file=file,
+                             line=line, hint="export with kubectl get workloads.kueue.x-k8s.io -A -o yaml")
+    return value
+
+
 def _recorded(wl: Mapping[str, Any], file: str, line: int) -> Recorded:
-    meta = wl.get("metadata") or {}
+    meta = _mapping(wl, "metadata", file, line)
     name, ns = meta.get("name"), meta.get("namespace") or "default"
     if not name or not meta.get("creationTimestamp"):
         raise KueueplanError("a Workload in a history file needs metadata.name and metadata.creationTimestamp",
@@ -68,7 +83,8 @@ def _recorded(wl: Mapping[str, Any], file: str, line: int) -> Recorded:
         raise KueueplanError(f"Workload {one_line(ns)}/{one_line(name)} is not a valid Kubernetes name", file=file,
                              line=line, hint="a history is what kubectl exported: names are DNS subdomains, "
                                              "namespaces DNS labels")
-    conditions = {c.get("type"): c for c in (wl.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)}
+    _mapping(wl, "status", file, line)
+    conditions = {c.get("type"): c for c in _list(wl, "status.conditions", file, line) if isinstance(c, Mapping)}
     admitted = None
     for kind in ("PodsReady", "Admitted"):
         c = conditions.get(kind)
@@ -76,8 +92,10 @@ def _recorded(wl: Mapping[str, Any], file: str, line: int) -> Recorded:
             admitted = _time(c.get("lastTransitionTime"), file, line)
             break
     finished = conditions.get("Finished")
-    spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _KEEP_SPEC}
-    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k.startswith("kueue.x-k8s.io/")}
+    spec = {k: v for k, v in _mapping(wl, "spec", file, line).items() if k in _KEEP_SPEC}
+    _list(wl, "spec.podSets", file, line)
+    labels = {k: v for k, v in _mapping(wl, "metadata.labels", file, line).items()
+              if str(k).startswith("kueue.x-k8s.io/")}
     manifest = {"apiVersion": wl.get("apiVersion"), "kind": "Workload",
                 "metadata": {"name": str(name), "namespace": str(ns), **({"labels": labels} if labels else {})},
                 "spec": spec}
@@ -86,7 +104,21 @@ def _recorded(wl: Mapping[str, Any], file: str, line: int) -> Recorded:
                     if finished is not None and finished.get("status") == "True" else None, manifest, file, line)
 
 
+def _list(wl: Mapping[str, Any], path: str, file: str, line: int) -> list[Any]:
+    parent, _, key = path.rpartition(".")
+    value = _mapping(wl, parent, file, line).get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise KueueplanError(f"a Workload's {path} must be a list, not {type(value).__name__}", file=file,
+                             line=line, hint="export with kubectl get workloads.kueue.x-k8s.io -A -o yaml")
+    return value
+
+
 def _time(value: Any, file: str, line: int) -> int:
+    if value is None:
+        raise KueueplanError("a Workload's creationTimestamp or True condition has no time", file=file, line=line,
+                             hint="kubectl exports lastTransitionTime on every condition")
     try:
         stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
@@ -101,6 +133,11 @@ def history_entries(records: list[Recorded]) -> tuple[list[dict[str, Any]], list
     if not records:
         return [], []
     start = min(r.created for r in records)
+    first = min(records, key=lambda r: r.created)
+    for r in records:  # located here: the simulator would blame the spec folder the load is replayed on
+        _within_a_century(r.created - start, f"created {_years(r.created - start)} after {first.namespace}/"
+                          f"{first.name} ({first.file}:{first.line})", r)
+        _within_a_century(r.run_for or 0, f"runs for {_years(r.run_for or 0)}", r)
     observed = [r.run_for for r in records if r.run_for is not None]
     default = round(statistics.median(observed)) if observed else None
     entries, warnings = [], []
@@ -108,6 +145,9 @@ def history_entries(records: list[Recorded]) -> tuple[list[dict[str, Any]], list
         entry: dict[str, Any] = {"at": f"{r.created - start}ms", "manifest": r.manifest}
         if r.run_for is not None:
             entry["runFor"] = f"{r.run_for}ms"
+            if r.finished is not None and r.admitted is not None and r.finished < r.admitted:
+                warnings.append(f"history: {r.namespace}/{r.name} ({r.file}:{r.line}) finished before its last "
+                                "admission; it runs for 0s")
         elif r.admitted is None:
             if default is not None:
                 entry["runFor"] = f"{default}ms"
@@ -116,6 +156,17 @@ def history_entries(records: list[Recorded]) -> tuple[list[dict[str, Any]], list
                                else "ever (no finished workload to take a run time from)"))
         entries.append(entry)
     return entries, warnings
+
+
+def _years(ms: int) -> str:
+    return f"{ms / (365.25 * 24 * 3_600_000):.0f} years"
+
+
+def _within_a_century(ms: int, what: str, r: Recorded) -> None:
+    if ms > MAX_DURATION_MS:
+        raise KueueplanError(f"Workload {r.namespace}/{r.name} {what}: a history spans at most a century",
+                             file=r.file, line=r.line, hint="check its creationTimestamp and conditions' "
+                             "lastTransitionTime (kubectl writes real times)")
 
 
 def fit(records: list[Recorded]) -> list[dict[str, Any]]:

@@ -67,6 +67,7 @@ def read_load(paths: Iterable[Path]) -> Load:
         if not path.is_file():
             raise KueueplanError(f"--load {path}: no such file", hint="pass a `kubectl get workloads."
                                  "kueue.x-k8s.io -A -o yaml` export or a Scenario file")
+        yamlio.refuse_linked_out(path)
         files.append(str(path))
         docs = [d for d in yamlio.load_file(path) if d.data is not None]
         if len(docs) == 1 and _is_scenario(docs[0].data):

@@ -57,6 +57,7 @@ class ScenarioSource:
             return source
         if not path.is_file():
             raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file or a spec folder with --env")
+        yamlio.refuse_linked_out(path)
         docs = [d for d in yamlio.load_file(path) if d.data is not None]
         if len(docs) != 1:
             raise KueueplanError(f"a Scenario file holds exactly one YAML document, found {len(docs)}", file=str(path))

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from kueueplan.report import applyplan
-from kueueplan.report.escape import md_code, md_text
+from kueueplan.report.escape import md_code, md_text, one_line
 from kueueplan.workflow.check import CheckReport
 
 MAX_SHOWN = 20  # findings listed in the summary; `kueueplan validate` prints them all
@@ -58,7 +58,8 @@ def text(report: CheckReport) -> str:
     out += [line.replace("  ", "  apply     ", 1).replace("apply: ", "", 1) for line in applyplan.text_lines(report.apply)]
     problems = report.problems
     out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
-    return "\n".join(out) + "\n"
+    # file, object and workload names come from the PR: a newline could start a '::error::' in a CI log
+    return "\n".join(one_line(line) for line in out) + "\n"
 
 
 def markdown(report: CheckReport) -> str:

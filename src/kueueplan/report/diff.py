@@ -150,6 +150,7 @@ def markdown(report: DiffReport) -> str:
     out = [COMMENT_MARKER, "## kueueplan diff", "", _summary(report), ""]
     if report.load:
         out += [f"Load replayed on both sides: {md_text(report.load)}.", ""]
+        out += [f"- ⚠️ {md_text(w)}" for w in report.load_warnings] + ([""] if report.load_warnings else [])
     for env in report.envs:
         out += _env_markdown(env)
     return "\n".join(out).rstrip() + "\n"
@@ -159,8 +160,9 @@ def text(report: DiffReport) -> str:
     out = [f"kueueplan diff {report.base} → {report.head}"]
     if report.load:
         out.append(one_line(f"load replayed on both sides: {report.load}"))
+        out += [f"warning: {w}" for w in report.load_warnings]
     for env in report.envs:
-        out.append(f"\n[{env.env}]" + ("" if env.status == "changed" else f" ({env.status})"))
+        out += ["", f"[{env.env}]" + ("" if env.status == "changed" else f" ({env.status})")]
         if env.empty:
             out.append("  no changes")
         for w in env.workloads:
@@ -185,7 +187,8 @@ def text(report: DiffReport) -> str:
     blocking = report.blocking
     out.append("")
     out.append(f"{len(blocking)} blocking problem(s)" if blocking else "ok")
-    return "\n".join(out) + "\n"
+    # Object, queue and workload names come from the PR: none may start a line (a `::error::` workflow command)
+    return "\n".join(one_line(line) for line in out) + "\n"
 
 
 def as_json(report: DiffReport) -> str:
@@ -216,6 +219,6 @@ def as_json(report: DiffReport) -> str:
             "apply": applyplan.as_json(env.apply),
             **({"teams": [team(t) for t in env.teams]} if env.teams else {}),
         } for env in report.envs],
-        **({"load": report.load} if report.load else {}),
+        **({"load": report.load, "loadWarnings": report.load_warnings} if report.load else {}),
     }
     return json.dumps(data, indent=2, sort_keys=False) + "\n"

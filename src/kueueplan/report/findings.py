@@ -15,7 +15,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from kueueplan import __version__
-from kueueplan.report.escape import display_text, gh_data, gh_property, xml_text
+from kueueplan.report.escape import display_text, gh_data, gh_property, one_line, xml_text
 from kueueplan.validate.engine import Result
 from kueueplan.validate.finding import Finding
 
@@ -104,7 +104,8 @@ def to_text(result: Result, fail_on: str = "error") -> str:
     rest = [k for k in result.without_crd if k not in result.schema_skipped]
     if rest:
         lines.append(f"no CRD for: {', '.join(rest)} (schema and CEL rules not checked; pass it with --crds)")
-    return "\n".join(lines) + "\n"
+    # file, object and field names come from the PR: a newline in one could start a '::error::' in a CI log
+    return "\n".join(one_line(line) for line in lines) + "\n"
 
 
 def _summary_line(result: Result, fail_on: str) -> str:

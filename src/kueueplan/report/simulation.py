@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kueueplan.report.escape import gantt_text, md_code, md_text
+from kueueplan.report.escape import gantt_text, md_code, md_text, one_line
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.quantity import format_resource_value
 
@@ -155,7 +155,7 @@ def text(sim: Any, result: dict[str, Any], console: Any = None) -> None:
     from rich.text import Text
 
     console = console or _console()
-    console.print(f"[bold]Scenario {escape(str(result['scenario']))}[/bold]: {len(sim.workloads)} workloads, "
+    console.print(f"[bold]Scenario {escape(one_line(result['scenario']))}[/bold]: {len(sim.workloads)} workloads, "
                   f"ran to t={_fmt_s(sim.now / 1000)}")
     cfg = result.get("configuration")
     if cfg:
@@ -189,9 +189,9 @@ def text(sim: Any, result: dict[str, Any], console: Any = None) -> None:
     console.print(w)
     for e in result["workloads"]:
         if e["message"]:
-            console.print(Text(f"{e['name']}: {e['message']}"))
+            console.print(Text(one_line(f"{e['name']}: {e['message']}")))  # PR names: no line of their own
     for warning in result.get("warnings", []):
-        console.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
+        console.print(f"[bold yellow]warning:[/bold yellow] {escape(one_line(warning))}")
 
 
 def _intervals(sim: Any) -> list[tuple[str, str, float, float, str]]:

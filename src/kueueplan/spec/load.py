@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ValidationError
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.yamlio import Document, load_file, yaml_files
+from kueueplan.kube.yamlio import Document, load_file, refuse_linked_out, yaml_files
 from kueueplan.spec.models import API_VERSION, DOCUMENT_MODELS
 
 Loc = tuple[str | int, ...]
@@ -122,6 +122,7 @@ def _in_env(entry: Entry, env: str) -> bool:
 
 def spec_files(path: Path) -> list[Path]:
     if path.is_file():
+        refuse_linked_out(path)
         return [path]
     if not path.is_dir():
         raise KueueplanError(f"spec folder {path} does not exist", hint="pass the folder holding your spec files")

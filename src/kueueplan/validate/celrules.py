@@ -134,6 +134,24 @@ def prune(value: Any, schema: dict[str, Any], names: frozenset[str] | None) -> A
     return value
 
 
+def over_bounds(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether `value`, or anything in it that `schema` describes, is longer than its maxItems, maxProperties
+    or maxLength."""
+    if isinstance(value, str):
+        return len(value) > schema.get("maxLength", len(value))
+    if isinstance(value, list):
+        items = schema.get("items")
+        return len(value) > schema.get("maxItems", len(value)) or isinstance(items, dict) and any(
+            over_bounds(v, items) for v in value)
+    if isinstance(value, dict):
+        if len(value) > schema.get("maxProperties", len(value)):
+            return True
+        props, extra = schema.get("properties") or {}, schema.get("additionalProperties")
+        return any(over_bounds(v, props[k] if k in props else extra) for k, v in value.items()
+                   if isinstance(props.get(k, extra), dict))
+    return False
+
+
 def _copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
@@ -160,6 +178,13 @@ class CelEvaluator:
         if compiled.program is None:
             return f"rule {compiled.rule!r} does not compile: {compiled.error}"
         pruned = prune(value, node, compiled.names)
+        if over_bounds(pruned, node):
+            # celcost bounded the rule by the schema's maxItems/maxProperties/maxLength; a value past them
+            # (spec.levels with 100,000 items where Kueue allows 16) would run a nested comprehension for hours.
+            # The API server stops such a rule at its runtime cost budget (k8s.io/apiextensions-apiserver
+            # pkg/apiserver/schema/cel: RuntimeCELCostBudget) and rejects the object on the bound anyway, which
+            # the schema check reports.
+            return None
         key = (compiled.rule, repr(pruned))
         if key in self._memo:
             return self._memo[key]

@@ -15,7 +15,7 @@ from typing import Any
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.objects import list_items
-from kueueplan.kube.yamlio import Document, YamlError, load_text, yaml_files
+from kueueplan.kube.yamlio import Document, YamlError, load_text, refuse_linked_out, yaml_files
 from kueueplan.validate.finding import Finding
 from kueueplan.validate.model import Obj, make_obj
 
@@ -49,6 +49,7 @@ def gather(paths: list[str], stdin_text: str | None = None) -> Inputs:
         if path.is_dir():
             _add_folder(inputs, path)
         else:
+            refuse_linked_out(path)
             _add_file(inputs, path)
     return inputs
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from kueueplan.errors import KueueplanError
 from kueueplan.validate.regex import RegexError, compile_regex
-from kueueplan.kube.yamlio import yaml_files, Document, load_file
+from kueueplan.kube.yamlio import yaml_files, Document, load_file, refuse_linked_out
 
 POLICY_API = "policy.kueueplan.io/v1alpha1"
 POLICY_KIND = "PlatformPolicy"
@@ -219,6 +219,8 @@ def policy_documents(paths: list[str | Path]) -> list[Document]:
         path = Path(raw)
         if not path.exists():
             raise KueueplanError(f"policy path does not exist: {path}")
+        if not path.is_dir():
+            refuse_linked_out(path)
         files = yaml_files(path) if path.is_dir() else [path]
         for f in files:
             docs.extend(load_file(f))

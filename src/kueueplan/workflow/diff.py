@@ -96,6 +96,7 @@ class DiffReport:
     head: str
     envs: list[EnvDiff]
     load: str | None = None  # `diff --load`: what was replayed on both sides
+    load_warnings: list[str] = field(default_factory=list)  # about that load (never admitted, ...), once
 
     @property
     def blocking(self) -> list[str]:

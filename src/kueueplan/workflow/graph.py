@@ -73,14 +73,16 @@ class _Ids:
     def __init__(self) -> None:
         self._taken: dict[tuple[str, str], str] = {}
         self._used: set[str] = set()
+        self._next: dict[str, int] = {}  # per base, the suffix to try first: n names alike cost n, not n²
 
     def __call__(self, prefix: str, name: str) -> str:
         key = (prefix, name)
         if key not in self._taken:
             base = f"{prefix}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
-            candidate, n = base, 2
+            candidate, n = base, self._next.get(base, 2)
             while candidate in self._used:
                 candidate, n = f"{base}_{n}", n + 1
+            self._next[base] = n
             self._used.add(candidate)
             self._taken[key] = candidate
         return self._taken[key]

@@ -840,8 +840,13 @@ def build_problem(result: ImportResult, out_dir: Path, docs: Iterable[Any] = ())
     with tempfile.TemporaryDirectory(prefix="kueueplan-import-") as tmp:
         scratch = Path(tmp) / "spec"
         for rel, file_docs in result.files.items():
-            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-            (scratch / rel).write_text(dump(file_docs), encoding="utf-8")
+            try:
+                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                (scratch / rel).write_text(dump(file_docs), encoding="utf-8")
+            except OSError as err:  # a 253-character object name makes a file name over the file system's 255
+                raise KueueplanError(f"cannot write {rel!r}: {err.strerror or err}", file=str(out_dir),
+                                     hint="an object's name makes this file name (file systems take up to 255 "
+                                     "bytes): shorten that name") from None
         try:
             built = compile_platform(scratch)
         except KueueplanError as err:
@@ -911,8 +916,9 @@ def write_spec(result: ImportResult, out_dir: Path, force: bool = False) -> list
     marked); any other YAML file in the way, or a symlink, stops the import before a file is written."""
     from kueueplan.workflow.importfiles import write_files
 
-    if out_dir.is_symlink():
-        raise KueueplanError(f"refusing to write into {out_dir}: it is a symlink", file=str(out_dir))
+    from kueueplan.emit.writer import refuse_symlinked_out
+
+    refuse_symlinked_out(out_dir, "write")  # OUT_DIR or a folder above it within the working directory
     for rel in sorted(result.files):
         _safe_target(out_dir, rel)  # names that would leave OUT_DIR or pass through a symlink: refused
     texts = {rel: f"{IMPORT_MARKER}\n{dump(docs)}" for rel, docs in result.files.items()}

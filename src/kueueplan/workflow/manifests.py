@@ -36,6 +36,7 @@ Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 def yaml_files(path: Path) -> list[Path]:
     """Every YAML file under a folder (sorted, hidden folders skipped), or the file itself."""
     if path.is_file():
+        yamlio.refuse_linked_out(path)
         return [path]
     if not path.is_dir():
         raise KueueplanError("no such file or folder", file=str(path))
