@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from kueueplan.simulate.engine import Simulation, ms_to_seconds
 from kueueplan.simulate.heap import without_cycle_collector
@@ -129,13 +129,26 @@ def _failures(sim: Simulation) -> list[list[str]]:
     return results
 
 
+def _entry_encoder() -> Callable[[Any], str]:
+    """JSONEncoder(separators=(", ", ": ")).encode, with its C encoder made once instead of once per entry
+    (that set-up was half the cost of writing 300,000 events). Same text: the same C encoder and float repr."""
+    import json
+    from json import encoder
+
+    make = encoder.c_make_encoder
+    if make is None:  # pragma: no cover - CPython always has the C encoder
+        return json.JSONEncoder(ensure_ascii=True, separators=(", ", ": ")).encode
+    # markers=None skips the circular-reference check: a result is a tree of plain values
+    iterencode = make(None, json.JSONEncoder().default, encoder.encode_basestring_ascii, None, ": ", ", ", False,
+                      False, True)
+    return lambda value: "".join(iterencode(value, 0))
+
+
 def dumps(result: dict[str, Any]) -> str:
     """The result as indented JSON, one workload or event per line: the same object as `json.dumps(indent=2)`,
     ten times faster on large runs (CPython's indenting encoder is pure Python; this one uses the C encoder for
     each entry) and easier to grep."""
-    import json
-
-    enc = json.JSONEncoder(ensure_ascii=True, separators=(", ", ": ")).encode
+    enc = _entry_encoder()
     lines = ["{"]
     items = list(result.items())
     for i, (key, value) in enumerate(items):
