@@ -88,6 +88,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._preemption_cache: tuple[int, dict] = (-1, {})
         self._memo: list[preemption.Target] = []
         self._derived: dict[tuple[int, int], Any] = {}
+        # verdicts that read objects only, emptied on every configuration change (controller_queue)
+        self._verdicts: dict[tuple[int, str], tuple[Any, str | None]] = {}
+        self._problems: dict[tuple[str, str | None, str], tuple[str, str] | None] = {}
         self._parked: dict[str, set[str]] = {}  # cohort tree -> ClusterQueues with parked workloads
         # The holders' part of _signature, kept up to date on every change instead of walking all holders
         # after every cycle: a sum of per-holder hashes (order-free), and each holder's term.
