@@ -221,8 +221,10 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
 
     def _signature(self) -> Any:
         holding = self._holding_hash
-        queues = tuple((n, q.sticky, len(q.members), len(q.inadmissible), sum(b.parked for b in q.buckets.values()))
-                       for n, q in sorted(self.queues.items()))
+        # (the queues dict only changes order when a ClusterQueue is added or removed, which changes the
+        # signature anyway, so it need not be sorted)
+        queues = tuple([(n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets)
+                        for n, q in self.queues.items()])
         return hash((holding, queues, tuple(self._scan_marks)))
 
     def _rehash_holder(self, wl: SimWorkload, holding: bool) -> None:

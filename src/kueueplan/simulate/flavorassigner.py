@@ -92,8 +92,15 @@ class Assignment:
     reasons: list["str | Callable[[], str]"] = field(default_factory=list)
     no_fit_reason: str = ""  # Kueue's QuotaReserved reason when NoFit
     failed: bool = False
+    _mode: str | None = field(default=None, repr=False, compare=False)  # read several times per entry
 
     def mode(self) -> str:
+        """The representative mode; asked only once assign() has finished building the assignment."""
+        if self._mode is None:
+            self._mode = self._representative_mode()
+        return self._mode
+
+    def _representative_mode(self) -> str:
         if self.failed or not self.pod_sets:
             return MODE_NO_FIT
         worst = MODE_FIT
