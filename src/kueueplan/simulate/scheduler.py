@@ -107,8 +107,12 @@ def _partial_search(sim: Simulation, wl: SimWorkload, cq_name: str, assigner: Fl
 def run_cycle(sim: Simulation) -> bool:
     """One cycle; True if it changed anything (admission, preemption, a workload parked)."""
     heads: list[tuple[str, SimWorkload]] = []
+    queues = sim.queues
     for name in sim.active_cluster_queues():
-        wl = sim.queues[name].pop_head()
+        q = queues[name]
+        if q.parked_buckets == len(q.buckets):
+            continue  # every bucket parked (or none left): no head, whatever the ordering
+        wl = q.pop_head()
         if wl is not None:
             heads.append((name, wl))
     if not heads:
