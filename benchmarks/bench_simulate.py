@@ -1,46 +1,75 @@
-"""Benchmark `kueueplan simulate` on the inputs of issue 5 (mirroring Kueue's scheduler performance tests).
+"""Benchmark `kueueplan simulate FILE -o json` end to end on Kueue's scheduler performance input shape.
 
-Every ClusterQueue: nominal 20 CPU, borrowingLimit 100, reclaimWithinCohort Any, withinClusterQueue
-LowerPriority. Per queue: small (1 CPU, 200 ms, priority 50, one every 100 ms), medium (5 CPU, 500 ms,
-priority 100, every 500 ms), large (20 CPU, 1 s, priority 200, every 1.2 s).
+The shape mirrors Kueue's scheduler performance tests (issue 5): every ClusterQueue has nominal 20 CPU,
+borrowingLimit 100, reclaimWithinCohort Any, withinClusterQueue LowerPriority; per queue three classes:
+small (1 CPU, 200 ms, priority 50, one every 100 ms), medium (5 CPU, 500 ms, priority 100, every 500 ms),
+large (20 CPU, 1 s, priority 200, every 1.2 s). Inputs:
 
-    python benchmarks/bench_simulate.py            # baseline (5 x 6 queues, 15,000 workloads) and large
-    python benchmarks/bench_simulate.py baseline   # one of them
+- baseline: 5 cohorts x 6 ClusterQueues, 15,000 workloads (target <= 5 s);
+- large: 10 cohorts x 100 ClusterQueues, 50,000 workloads (issue 16: <= 12 s CPU, any input of that shape);
+- large-slow-dense: the same, run times x3 and arrivals twice as dense (queues stay full far longer);
+- large-jitter: the same, each `workloads` entry with its own seeded run time (x0.5 to x3), spacing (x0.4 to
+  x1.5) and start (0 to 2 s), so no two ClusterQueues move in step.
 
-Prints wall time (building the scenario from the generated dict, simulating and producing the JSON result),
-peak memory (the process's maximum resident set size; each input runs in its own process) and the rate in
-workloads per second.
+Each input is written to a YAML file first; the figure is one `kueueplan simulate FILE -o json > out` process:
+user+sys CPU seconds (getrusage of the waited child), wall time, and its peak RSS. A process past CPU_LIMIT
+seconds of CPU is stopped and reported as such (large-jitter is, today: see docs/simulate.md). The table also
+shows what the JSON result holds (workloads, finished, Preempted events, the time of the last event).
+
+    python benchmarks/bench_simulate.py                  # every input
+    python benchmarks/bench_simulate.py large-jitter     # some of them
+    python benchmarks/bench_simulate.py --write DIR [--scale N] [NAME...]  # only write the YAML files
+    python benchmarks/bench_simulate.py --profile NAME   # cProfile of the CLI path in this process
 """
 
 from __future__ import annotations
 
 import json
+import os
+import random
 import resource
+import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from kueueplan.simulate.engine import simulate
-from kueueplan.simulate.result import result_json
-from kueueplan.simulate.scenario import scenario_from_dict
+import yaml
 
-CLASSES = [  # name, count per queue (baseline), cpu, runFor, priority, every
-    ("small", 350, "1", "200ms", 50, "100ms"),
-    ("medium", 100, "5", "500ms", 100, "500ms"),
-    ("large", 50, "20", "1s", 200, "1200ms"),
+KUEUEPLAN = str(Path(sys.executable).parent / "kueueplan")
+CLASSES = [  # name, cpu, runFor (ms), priority, every (ms)
+    ("small", "1", 200, 50, 100),
+    ("medium", "5", 500, 100, 500),
+    ("large", "20", 1000, 200, 1200),
 ]
-SIZES = {
-    "baseline": (5, 6, (350, 100, 50)),
-    "large": (10, 100, (35, 10, 5)),
+# name: cohorts, queues per cohort, workloads per class and queue, variant
+SIZES: dict[str, tuple[int, int, tuple[int, int, int], str]] = {
+    "baseline": (5, 6, (350, 100, 50), "plain"),
+    "large": (10, 100, (35, 10, 5), "plain"),
+    "large-slow-dense": (10, 100, (35, 10, 5), "slow-dense"),
+    "large-jitter": (10, 100, (35, 10, 5), "jitter"),
 }
+TARGETS = {"baseline": 5.0, "large": 12.0, "large-slow-dense": 12.0, "large-jitter": 12.0}
+CPU_LIMIT = 180  # seconds of CPU per process: a run past it is stopped and reported as such
 
 
-def scenario(cohorts: int, queues: int, counts: tuple[int, int, int]) -> dict[str, Any]:
+def _timing(variant: str, rng: random.Random, run_for: int, every: int) -> tuple[int, int, int]:
+    """(at, runFor, every) in ms of one `workloads` entry."""
+    if variant == "slow-dense":
+        return 0, run_for * 3, every // 2
+    if variant == "jitter":
+        return rng.randrange(0, 2000, 10), int(run_for * rng.uniform(0.5, 3)), int(every * rng.uniform(0.4, 1.5))
+    return 0, run_for, every
+
+
+def scenario(cohorts: int, queues: int, counts: tuple[int, int, int], variant: str = "plain") -> dict[str, Any]:
+    rng = random.Random(16)  # a fixed seed: the same file on every machine
     manifests: list[dict[str, Any]] = [
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}},
     ]
-    for name, _, _, _, prio, _ in CLASSES:
+    for name, _, _, prio, _ in CLASSES:
         manifests.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
                           "metadata": {"name": name}, "value": prio})
     workloads = []
@@ -56,9 +85,10 @@ def scenario(cohorts: int, queues: int, counts: tuple[int, int, int]) -> dict[st
                                                                 "borrowingLimit": "100"}]}]}]}})
             manifests.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                               "metadata": {"namespace": "default", "name": cq}, "spec": {"clusterQueue": cq}})
-            for (name, _, cpu, run_for, _, every), count in zip(CLASSES, counts):
+            for (name, cpu, run_for, _, every), count in zip(CLASSES, counts):
+                at, run_for, every = _timing(variant, rng, run_for, every)
                 workloads.append({
-                    "at": 0, "count": count, "every": every, "runFor": run_for,
+                    "at": f"{at}ms", "count": count, "every": f"{every}ms", "runFor": f"{run_for}ms",
                     "manifest": {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
                         "name": f"{cq}-{name}", "namespace": "default",
                         "labels": {"kueue.x-k8s.io/queue-name": cq, "kueue.x-k8s.io/priority-class": name}},
@@ -68,38 +98,93 @@ def scenario(cohorts: int, queues: int, counts: tuple[int, int, int]) -> dict[st
             "spec": {"manifests": manifests, "workloads": workloads}}
 
 
-def run(name: str) -> dict[str, Any]:
-    cohorts, queues, counts = SIZES[name]
-    data = scenario(cohorts, queues, counts)
+def write(name: str, folder: Path, scale: int = 1) -> Path:
+    """The input as a YAML file; `scale` > 1 divides the number of ClusterQueues per cohort (for quick diffs)."""
+    cohorts, queues, counts, variant = SIZES[name]
+    data = scenario(cohorts, max(1, queues // scale), counts, variant)
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False))
+    return path
+
+
+def measure(path: Path) -> dict[str, Any]:
+    """One `kueueplan simulate FILE -o json > out` process: its CPU, wall time, peak RSS and what it wrote."""
+    out = path.with_suffix(".json")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    sim = simulate(scenario_from_dict(data))
-    out = result_json(sim)
+    with out.open("wb") as sink:
+        proc = subprocess.Popen([KUEUEPLAN, "simulate", str(path), "-o", "json"], stdout=sink,
+                                stderr=subprocess.PIPE, preexec_fn=_limit_cpu)
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    n = len(out["workloads"])
-    finished = sum(1 for w in out["workloads"] if w["state"] == "Finished")
-    preempted = sum(1 for e in out["events"] if e["type"] == "Preempted")
-    return {"input": name, "workloads": n, "finished": finished, "preemptions": preempted, "cycles": sim.cycle,
-            "wall_s": wall, "peak_mib": peak, "rate": n / wall, "sim_end_s": sim.now / 1000}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+        return {"stopped": True, "yaml_mb": path.stat().st_size / 1e6, "cpu_s": cpu, "wall_s": wall,
+                "peak_mib": usage.ru_maxrss / 1024}
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"{path.name}: kueueplan failed\n{err}")
+    result = json.loads(out.read_bytes())
+    wls = result["workloads"]
+    return {"workloads": len(wls), "finished": sum(1 for w in wls if w["state"] == "Finished"),
+            "preemptions": sum(1 for e in result["events"] if e["type"] == "Preempted"),
+            "sim_end_s": max((e["at"] for e in result["events"]), default=0.0),
+            "yaml_mb": path.stat().st_size / 1e6, "cpu_s": cpu, "wall_s": wall,
+            "peak_mib": usage.ru_maxrss / 1024}  # KiB on Linux
 
 
-def _in_subprocess(name: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout)
+def _limit_cpu() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 5))
+
+
+def profile(name: str) -> None:
+    import cProfile
+    import pstats
+
+    from kueueplan.cli import main as cli
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(name, Path(tmp))
+        prof = cProfile.Profile()
+        sys.argv = ["kueueplan", "simulate", str(path), "-o", "json"]
+        stdout = sys.stdout
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - restored below
+        try:
+            prof.runcall(cli, standalone_mode=False)
+        finally:
+            sys.stdout.close()
+            sys.stdout = stdout
+    pstats.Stats(prof).sort_stats("tottime").print_stats(40)
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) == 3 and argv[1] == "--one":
-        print(json.dumps(run(argv[2])))
+    if argv[1:2] == ["--profile"]:
+        profile(argv[2])
+        return
+    if argv[1:2] == ["--write"]:
+        args = argv[3:]
+        scale = 1
+        if args[:1] == ["--scale"]:
+            scale, args = int(args[1]), args[2:]
+        for n in args or list(SIZES):
+            print(write(n, Path(argv[2]), scale))
         return
     names = argv[1:] or list(SIZES)
-    rows = [_in_subprocess(n) for n in names]
-    header = ["input", "workloads", "finished", "preemptions", "cycles", "sim_end_s", "wall_s", "peak_mib", "rate"]
+    header = ["input", "YAML", "workloads", "finished", "preemptions", "last event", "CPU (user+sys)", "wall",
+              "peak RSS", "target (CPU)"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for r in rows:
-        cells = [f"{r[h]:.2f}" if isinstance(r[h], float) else str(r[h]) for h in header]
-        print("| " + " | ".join(cells) + " |")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in names:
+            r = measure(write(n, Path(tmp)))
+            if r.get("stopped"):
+                print(f"| {n} | {r['yaml_mb']:.1f} MB | | | | | > {CPU_LIMIT} s (stopped) | {r['wall_s']:.0f} s "
+                      f"| {r['peak_mib']:.0f} MiB | <= {TARGETS[n]:g} s |", flush=True)
+                continue
+            print(f"| {n} | {r['yaml_mb']:.1f} MB | {r['workloads']:,} | {r['finished']:,} | {r['preemptions']:,} "
+                  f"| {r['sim_end_s']:.1f} s | {r['cpu_s']:.2f} s | {r['wall_s']:.2f} s | {r['peak_mib']:.0f} MiB "
+                  f"| <= {TARGETS[n]:g} s |", flush=True)
 
 
 if __name__ == "__main__":

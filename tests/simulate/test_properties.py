@@ -160,3 +160,82 @@ def test_cycle_candidate_cache_matches_a_fresh_search(data: dict[str, Any]) -> N
     finally:
         engine_mod.Simulation.preemption_cache = original  # type: ignore[method-assign]
     assert cached == fresh
+
+
+@st.composite
+def busy_cohorts(draw: Any) -> dict[str, Any]:
+    """Kueue's performance shape in small: full flat cohorts where many heads of one cycle preempt at once."""
+    manifests: list[dict[str, Any]] = [{"apiVersion": V2, "kind": "ResourceFlavor", "metadata": {"name": "f"}}]
+    manifests += [{"apiVersion": V2, "kind": "WorkloadPriorityClass", "metadata": {"name": f"p{v}"}, "value": v}
+                  for v in (0, 1, 2)]
+    workloads = []
+    for i in range(draw(st.integers(2, 6))):
+        quota: dict[str, Any] = {"name": "cpu", "nominalQuota": draw(st.integers(1, 4))}
+        if draw(st.booleans()):
+            quota["borrowingLimit"] = draw(st.integers(0, 6))
+        cohort = draw(st.sampled_from([None, "c1", "c1", "c2"]))
+        manifests.append({"apiVersion": V2, "kind": "ClusterQueue", "metadata": {"name": f"cq{i}"}, "spec": {
+            **({"cohortName": cohort} if cohort else {}), "namespaceSelector": {},
+            "preemption": {"reclaimWithinCohort": draw(st.sampled_from(RECLAIM)),
+                           "withinClusterQueue": draw(st.sampled_from(POLICIES))},
+            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [quota]}]}]}})
+        manifests.append({"apiVersion": V2, "kind": "LocalQueue", "metadata": {"namespace": "default", "name": f"lq{i}"},
+                          "spec": {"clusterQueue": f"cq{i}"}})
+        for prio in range(3):
+            workloads.append({"at": f"{draw(st.integers(0, 3)) * 100}ms", "count": draw(st.integers(1, 6)),
+                              "every": f"{draw(st.integers(0, 2)) * 100}ms", "runFor": f"{draw(st.integers(1, 4)) * 100}ms",
+                              "manifest": {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+                                  "name": f"w{i}-{prio}", "labels": {"kueue.x-k8s.io/queue-name": f"lq{i}",
+                                                                   "kueue.x-k8s.io/priority-class": f"p{prio}"}},
+                                  "spec": {"template": {"spec": {"containers": [{"name": "c", "resources": {
+                                      "requests": {"cpu": str(draw(st.integers(1, 3)))}}}]}}}}})
+    return {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "busy"},
+            "spec": {"manifests": manifests, "workloads": workloads}}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(scenarios(), busy_cohorts()))
+def test_flat_fit_check_after_claimed_victims_matches_the_tree(data: dict[str, Any]) -> None:
+    """A cycle's fit check in a flat cohort (or without one) is arithmetic over the claimed victims; removing
+    them from the tree and reading Node.available, as before, gives the same run."""
+    from kueueplan.simulate import scheduler
+
+    fast = result_json(engine_mod.simulate(scenario_from_dict(data)))
+
+    def on_the_tree(self: Any, node: Any, root: Any, usage: dict[Any, int], new: list[Any]) -> bool:
+        nodes = {n.name: n for n in root.subtree_cqs()}
+        victims = self.by_root.get(root, []) + new
+        for v in victims:
+            nodes[v.cluster_queue].remove_usages(v.usage)
+        fits = all(node.cq_available(fr) >= v for fr, v in usage.items())
+        for v in victims:
+            nodes[v.cluster_queue].add_usages(v.usage)
+        return fits
+
+    original = scheduler._Claimed.fits_flat
+    scheduler._Claimed.fits_flat = on_the_tree  # type: ignore[method-assign]
+    try:
+        slow = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    finally:
+        scheduler._Claimed.fits_flat = original  # type: ignore[method-assign]
+    assert fast == slow
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_remembered_verdicts_match_fresh_ones(data: dict[str, Any]) -> None:
+    """Never-admissible and namespace/stop verdicts are remembered until the configuration changes; judging
+    afresh every time gives the same run."""
+    from kueueplan.simulate.admissibility import never_admissible_reason
+
+    cached = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    sim_cls = engine_mod.Simulation
+    originals = sim_cls._never_admissible, sim_cls.admissibility_problem
+    sim_cls._never_admissible = lambda self, wl, cq: never_admissible_reason(  # type: ignore[method-assign]
+        self.cluster, self.tree, wl.spec, cq)
+    sim_cls.admissibility_problem = sim_cls._admissibility_problem  # type: ignore[method-assign]
+    try:
+        fresh = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    finally:
+        sim_cls._never_admissible, sim_cls.admissibility_problem = originals  # type: ignore[method-assign]
+    assert cached == fresh

@@ -130,7 +130,7 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         return
     from kueueplan.report import simulation as report
     from kueueplan.simulate.engine import simulate as run
-    from kueueplan.simulate.result import dumps, expectation_results, failed_count, result_json
+    from kueueplan.simulate.result import expectation_results, failed_count, result_json, write_json
 
     scenario = _load(path, env, until, kueue_version, seed)
     _warn_rejected(scenario)
@@ -141,7 +141,7 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         stop()
     result = result_json(sim)
     if fmt == "json":
-        click.echo(dumps(result))
+        write_json(result, sys.stdout.write)
     elif fmt == "markdown":
         click.echo(report.markdown(sim, result))
     else:

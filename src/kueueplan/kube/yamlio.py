@@ -134,7 +134,8 @@ class Document:
         if self._lines is None:
             self._lines = _positions(self._text, self.index)
         hit = self._lines.get(path)
-        if hit is None and _LOCATE_EACH in self._lines:
+        known = _SHALLOW in self._lines and len(path) <= SHALLOW_DEPTH  # missing: the ancestors answer
+        if hit is None and _LOCATE_EACH in self._lines and not known:
             # A large document: find this path alone (bounded by the node limit, stopping once found)
             # rather than composing the whole document and every key's position.
             hit = self._lines[path] = _locate(self._text, self.index, path) or (self.line, 1)
@@ -223,11 +224,14 @@ def load_text(text: str, file: str = "<stdin>") -> list[Document]:
     _check_depth_and_nodes(text, file)
     try:
         if "&" not in text:
-            # No anchors, so no aliases to expand: one C pass straight to Python data.
-            datas = list(yaml.load_all(text, Loader=_Loader))
+            # No anchors, so no aliases to expand: straight from libyaml's events to Python data.
             spans = _spans(text)
-            return [Document(data=data, file=file, index=i, line=_first_line(text, spans, i), _text=text)
-                    for i, data in enumerate(datas) if data is not None]
+            built = _build_from_events(text, spans)
+            if built is None:  # something only the full loader handles (tags, merge keys, a duplicate key)
+                built = [(data, None) for data in yaml.load_all(text, Loader=_Loader)]
+            return [Document(data=data, file=file, index=i, line=_first_line(text, spans, i), _text=text,
+                             _lines=lines)
+                    for i, (data, lines) in enumerate(built) if data is not None]
         return _load_composed(text, file)
     except YamlError as err:
         err.file = file
@@ -240,6 +244,126 @@ def load_text(text: str, file: str = "<stdin>") -> list[Document]:
         raise YamlError(f"invalid YAML: {err}", file=file) from None
     except RecursionError:
         raise LimitError(f"nesting deeper than {MAX_DEPTH} levels", file=file) from None
+
+
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "timestamp"))
+SHALLOW_DEPTH = 4  # large documents: positions of key paths up to this length are kept from the one parse
+
+
+class _Fallback(Exception):
+    """The fast builder met something it leaves to the full loader (which then decides, errors included)."""
+
+
+def _build_from_events(text: str, spans: tuple[tuple[int, int, int], ...]
+                       ) -> list[tuple[Any, dict[Path_, tuple[int, int]] | None]] | None:
+    """Every document's data straight from libyaml's event stream, or None to use the full loader.
+
+    Composing node objects (each with two marks) and constructing from them costs about ten times the parse
+    on a 2 MB scenario; plain data needs neither. Scalars resolve exactly as the safe loader resolves them
+    (its resolver and constructors, once per distinct plain value). Anything else - an explicit tag, an
+    alias, a merge key, a complex or duplicate key - returns None so that the full loader handles it,
+    errors and all. Documents over POSITIONS_FULL_BYTES also get the line and column of every key path up
+    to SHALLOW_DEPTH long (each `workloads` and `manifests` item of a large scenario), which would otherwise
+    each need a pass of their own.
+    """
+    loader = _Loader("")
+    try:
+        return _events_to_data(text, spans, loader)
+    except _Fallback:
+        return None
+    finally:
+        loader.dispose()
+
+
+def _events_to_data(text: str, spans: tuple[tuple[int, int, int], ...], loader: _Loader
+                    ) -> list[tuple[Any, dict[Path_, tuple[int, int]] | None]]:
+    scalars: dict[tuple[str, bool], Any] = {}
+    constructors = loader.yaml_constructors
+    docs: list[tuple[Any, dict[Path_, tuple[int, int]] | None]] = []
+    # One frame per open collection: [container, pending key (mappings; _NO_KEY when a key is expected),
+    # its key path or None when positions are not kept below it]
+    stack: list[list[Any]] = []
+    lines: dict[Path_, tuple[int, int]] | None = None
+    root: Any = None
+    scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    collection_end = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        cls = event.__class__
+        if cls is scalar_event:
+            tag = event.tag
+            if tag is not None and tag != "!":
+                raise _Fallback
+            key = (event.value, event.implicit[0])
+            value = scalars.get(key, _NO_KEY)
+            if value is _NO_KEY:
+                tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+                if tag not in _PLAIN_TAGS:
+                    raise _Fallback
+                value = scalars[key] = constructors[tag](loader, yaml.ScalarNode(tag, event.value))
+        elif cls is mapping_start or cls is sequence_start:
+            if event.tag is not None and event.tag != "!" or event.anchor is not None:
+                raise _Fallback
+            value = {} if cls is mapping_start else []
+        elif cls in collection_end:
+            value = stack.pop()[0]
+            if not stack:
+                root = value
+                continue
+            top = stack[-1]
+            if top[1] is not _NO_KEY:
+                top[0][top[1]] = value
+                top[1] = _NO_KEY
+            else:
+                top[0].append(value)
+            continue
+        elif cls is yaml.DocumentStartEvent:
+            index = len(docs)
+            big = index < len(spans) and spans[index][1] - spans[index][0] > POSITIONS_FULL_BYTES
+            lines = {_LOCATE_EACH: (0, 1), _SHALLOW: (0, 1)} if big else None
+            root = None
+            continue
+        elif cls is yaml.DocumentEndEvent:
+            docs.append((root, lines))
+            continue
+        elif cls is yaml.AliasEvent:
+            raise _Fallback
+        else:
+            continue
+        # a scalar or a new collection: a key, a mapping value, a list item or the document itself
+        path: Path_ | None = ()
+        if stack:
+            top = stack[-1]
+            container = top[0]
+            if container.__class__ is dict:
+                if top[1] is _NO_KEY:  # a key
+                    if cls is not scalar_event or value in container:
+                        raise _Fallback  # a complex key, or a duplicate (the full loader says where)
+                    top[1] = value
+                    if top[2] is not None and len(top[2]) < SHALLOW_DEPTH:
+                        lines[top[2] + (value,)] = (event.start_mark.line + 1, event.start_mark.column + 1)
+                    continue
+                parent = top[2]
+                path = parent + (top[1],) if parent is not None and len(parent) < SHALLOW_DEPTH else None
+                if cls is scalar_event:
+                    container[top[1]] = value
+                    top[1] = _NO_KEY
+                    continue
+            else:
+                parent = top[2]
+                path = parent + (len(container),) if parent is not None and len(parent) < SHALLOW_DEPTH else None
+                if path is not None:
+                    lines[path] = (event.start_mark.line + 1, event.start_mark.column + 1)
+                if cls is scalar_event:
+                    container.append(value)
+                    continue
+        elif cls is scalar_event:
+            root = value
+            continue
+        stack.append([value, _NO_KEY, path if lines is not None else None])
+    return docs
+
+
+_NO_KEY = object()
 
 
 def _load_composed(text: str, file: str) -> list[Document]:
@@ -498,6 +622,7 @@ def _positions(text: str, index: int) -> dict[Path_, tuple[int, int]]:
 
 
 _LOCATE_EACH: Path_ = ("\0locate-each",)  # marks a document too large to map every key at once
+_SHALLOW: Path_ = ("\0shallow",)  # marks a large document whose key paths up to SHALLOW_DEPTH long are all known
 
 
 def _locate(text: str, index: int, target: Path_) -> tuple[int, int] | None:

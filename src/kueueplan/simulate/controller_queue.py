@@ -18,6 +18,7 @@ from kueueplan.simulate.resource_node import build_tree
 from kueueplan.simulate.workload import INADMISSIBLE, PENDING, QUOTA_RESERVED, SimWorkload
 
 _EMPTY: tuple[SimWorkload, ...] = ()
+_UNKNOWN = object()
 
 
 class QueueController:
@@ -70,7 +71,7 @@ class QueueController:
         wl.message = message
         never = None
         if reason == scheduler.NO_FIT:
-            never = never_admissible_reason(self.cluster, self.tree, wl.spec, cq)
+            never = self._never_admissible(wl, cq)
             if never is not None:
                 self._mark_inadmissible(wl, never)
             elif wl.state == INADMISSIBLE:
@@ -125,6 +126,8 @@ class QueueController:
 
     def _config_changed(self) -> None:
         self._active = None
+        self._verdicts.clear()
+        self._problems.clear()
         self._config_generation += 1
         self.tree = build_tree(self.cluster)
         for cq, ws in self.holders.items():
@@ -220,7 +223,25 @@ class QueueController:
             return _EMPTY
         return self.holders.get(cq, {}).values()
 
+    def _never_admissible(self, wl: SimWorkload, cq: str) -> str | None:
+        """never_admissible_reason, remembered per spec and ClusterQueue until the configuration changes (it
+        reads quotas and flavors, never usage; specs are shared by the copies of a `workloads` entry)."""
+        key = (id(wl.spec), cq)
+        got = self._verdicts.get(key)
+        if got is None or got[0] is not wl.spec:
+            got = self._verdicts[key] = (wl.spec, never_admissible_reason(self.cluster, self.tree, wl.spec, cq))
+        return got[1]
+
     def admissibility_problem(self, wl: SimWorkload, cq_name: str) -> tuple[str, str] | None:
+        """Stopped LocalQueue or unselected namespace: remembered per LocalQueue and ClusterQueue until the
+        configuration changes (both read objects only)."""
+        key = (wl.spec.namespace, wl.spec.queue_name, cq_name)
+        got = self._problems.get(key, _UNKNOWN)
+        if got is _UNKNOWN:
+            got = self._problems[key] = self._admissibility_problem(wl, cq_name)
+        return got
+
+    def _admissibility_problem(self, wl: SimWorkload, cq_name: str) -> tuple[str, str] | None:
         lq = self.cluster.local_queues.get((wl.spec.namespace, wl.spec.queue_name or ""))
         if lq is not None and lq.stop_policy != "None":
             return f"LocalQueue {lq.namespace}/{lq.name} is stopped", "Stopped"

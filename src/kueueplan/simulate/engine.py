@@ -88,6 +88,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._preemption_cache: tuple[int, dict] = (-1, {})
         self._memo: list[preemption.Target] = []
         self._derived: dict[tuple[int, int], Any] = {}
+        # verdicts that read objects only, emptied on every configuration change (controller_queue)
+        self._verdicts: dict[tuple[int, str], tuple[Any, str | None]] = {}
+        self._problems: dict[tuple[str, str | None, str], tuple[str, str] | None] = {}
         self._parked: dict[str, set[str]] = {}  # cohort tree -> ClusterQueues with parked workloads
         # The holders' part of _signature, kept up to date on every change instead of walking all holders
         # after every cycle: a sum of per-holder hashes (order-free), and each holder's term.
@@ -218,8 +221,10 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
 
     def _signature(self) -> Any:
         holding = self._holding_hash
-        queues = tuple((n, q.sticky, len(q.members), len(q.inadmissible), sum(b.parked for b in q.buckets.values()))
-                       for n, q in sorted(self.queues.items()))
+        # (the queues dict only changes order when a ClusterQueue is added or removed, which changes the
+        # signature anyway, so it need not be sorted)
+        queues = tuple([(n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets)
+                        for n, q in self.queues.items()])
         return hash((holding, queues, tuple(self._scan_marks)))
 
     def _rehash_holder(self, wl: SimWorkload, holding: bool) -> None:

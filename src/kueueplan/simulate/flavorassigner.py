@@ -11,6 +11,7 @@ scheduler while it is current). Not modelled: TAS pod-set groups.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Mapping
 
 from kueueplan.kube.objects import ClusterQueue, Requirement, ResourceFlavor, ResourceGroup, TRY_NEXT_FLAVOR
@@ -23,6 +24,10 @@ from kueueplan.simulate.workload import LastAssignment
 NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
 # representative (FlavorAssignmentMode) values
 MODE_NO_FIT, MODE_PREEMPT, MODE_FIT = "NoFit", "Preempt", "Fit"
+
+# Quota messages are formatted for every head that does not fit, over and over with the same amounts:
+# remember the strings (format_resource_value is a pure function of its two arguments).
+_format = lru_cache(maxsize=4096)(format_resource_value)
 
 Oracle = Callable[[FR, int], tuple[int, int]]  # (fr, quantity) -> (NO_CANDIDATES|PREEMPT|RECLAIM, borrow)
 
@@ -92,8 +97,15 @@ class Assignment:
     reasons: list["str | Callable[[], str]"] = field(default_factory=list)
     no_fit_reason: str = ""  # Kueue's QuotaReserved reason when NoFit
     failed: bool = False
+    _mode: str | None = field(default=None, repr=False, compare=False)  # read several times per entry
 
     def mode(self) -> str:
+        """The representative mode; asked only once assign() has finished building the assignment."""
+        if self._mode is None:
+            self._mode = self._representative_mode()
+        return self._mode
+
+    def _representative_mode(self) -> str:
         if self.failed or not self.pod_sets:
             return MODE_NO_FIT
         worst = MODE_FIT
@@ -255,16 +267,16 @@ class FlavorAssigner:
         res = fr[1]
         if val > max_capacity:
             self._reason(lambda: f"insufficient quota for {res} in flavor {fr[0]}, previously considered podsets "
-                         f"requests ({format_resource_value(res, assumed)}) + current podset request "
-                         f"({format_resource_value(res, request)}) > maximum capacity "
-                         f"({format_resource_value(res, max_capacity)})", "ExceedsMaxQuota")
+                         f"requests ({_format(res, assumed)}) + current podset request "
+                         f"({_format(res, request)}) > maximum capacity "
+                         f"({_format(res, max_capacity)})", "ExceedsMaxQuota")
             return NO_FIT, 0
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(node, fr, val)
         available = node.cq_available(fr)
         if val <= available:
             return FIT, borrow
         self._reason(lambda: f"insufficient unused quota for {res} in flavor {fr[0]}, "
-                     f"{format_resource_value(res, val - available)} more needed", "WaitingForQuota")
+                     f"{_format(res, val - available)} more needed", "WaitingForQuota")
         if node.nominal(fr) >= val or may_reclaim or self._can_preempt_while_borrowing():
             return self.oracle(fr, val)
         return NO_FIT, borrow

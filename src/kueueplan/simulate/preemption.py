@@ -337,20 +337,23 @@ class Preemptor:
         cqs = self.state.tree.cqs
         removed_total = removed_own = 0
         removed_by_cq: dict[str, int] = {}
-
-        def avail() -> int:
-            own = own_used - removed_own
-            if root is None:
-                return max(0, nominal - own)
-            a = root_room + removed_total
-            if bl is not None:
-                a = min(nominal - own + bl, a)
-            return max(0, a)
+        # avail() and fits() of the general path, on plain integers: availability is the root's room plus
+        # what was removed, capped (with a borrowing limit) by nominal + limit - own usage; without a cohort,
+        # nominal - own usage. `cap` is that own-usage bound before removals from the preemptor's queue.
+        cap = nominal + bl - own_used if root is not None and bl is not None else None
+        if root is None:
+            cap = nominal - own_used
 
         def fits() -> bool:
             if not borrow and own_used - removed_own + v > nominal:
                 return False
-            return v <= avail()
+            if root is None:
+                a = cap + removed_own
+            else:
+                a = root_room + removed_total
+                if cap is not None and cap + removed_own < a:
+                    a = cap + removed_own
+            return v <= (a if a > 0 else 0)  # avail is clamped at 0
 
         own_total = sum(c.wl.usage.get(fr, 0) for c in candidates if c.wl.cluster_queue == own_name)
         need_own = 0 if borrow else own_used + v - nominal
@@ -360,7 +363,11 @@ class Preemptor:
             need_own = max(need_own, own_used + v - nominal - (0 if root is None else bl))
         if need_own > own_total:
             return None
-        need_avail = v - avail()
+        if root is None:
+            need_avail = v - max(0, cap)
+        else:
+            a = root_room if cap is None else min(cap, root_room)
+            need_avail = v - max(0, a)
         chosen: list[_Candidate] = []
         for c in candidates:
             w = c.wl

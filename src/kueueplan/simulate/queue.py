@@ -38,6 +38,7 @@ class ClusterQueueQueue:
     members: dict[str, tuple[Any, int]] = field(default_factory=dict)  # key -> (bucket hash, token)
     inadmissible: dict[str, SimWorkload] = field(default_factory=dict)  # parked one by one
     sticky: str | None = None
+    parked_buckets: int = 0  # buckets parked now (read by the engine's per-cycle state signature)
     _token: int = 0
     # admission fair sharing (UsageBasedAdmissionFairSharing): the LocalQueue usage of a workload, compared
     # before everything else (cluster_queue.go queueOrderingFunc); None = off
@@ -67,12 +68,18 @@ class ClusterQueueQueue:
             self.sticky = None
 
     def _top(self, bucket: _Bucket) -> SimWorkload | None:
+        entry = self._top_entry(bucket)
+        return entry[2] if entry is not None else None
+
+    def _top_entry(self, bucket: _Bucket) -> tuple[tuple[int, int, int], int, SimWorkload] | None:
+        """The bucket's first live heap entry (order, token, workload); stale entries are dropped on the way."""
         heap = bucket.heap
+        members = self.members
         while heap:
-            _, token, wl = heap[0]
-            member = self.members.get(wl.key)
-            if member is not None and member[1] == token:
-                return wl
+            entry = heap[0]
+            member = members.get(entry[2].key)
+            if member is not None and member[1] == entry[1]:
+                return entry
             heapq.heappop(heap)
         return None
 
@@ -85,21 +92,21 @@ class ClusterQueueQueue:
             for entry in self.buckets[h].heap if not self.buckets[h].parked else ():
                 if entry[1] == token:
                     return entry[2]
-        best: SimWorkload | None = None
+        best: tuple[tuple[int, int, int], int, SimWorkload] | None = None
         empty = []
         for h, bucket in self.buckets.items():
             if bucket.parked:
                 continue
-            top = self._top(bucket)
+            top = self._top_entry(bucket)
             if top is None:
                 empty.append(h)
                 continue
-            if best is None or _order(top) < _order(best):
+            if best is None or top[0] < best[0]:  # the order the entry was pushed with: _order(workload)
                 best = top
         for h in empty:
             if not self.buckets[h].parked:
                 del self.buckets[h]
-        return best
+        return best[2] if best is not None else None
 
     def _afs_head(self) -> SimWorkload | None:
         """queueOrderingFunc with admission fair sharing: lower LocalQueue usage first, then the usual order
@@ -135,6 +142,8 @@ class ClusterQueueQueue:
             self._token += 1
             self.members[wl.key] = (h, self._token)
             heapq.heappush(bucket.heap, (_order(wl), self._token, wl))
+            if not bucket.parked:
+                self.parked_buckets += 1
             bucket.parked = True
             bucket.verdict = verdict
             if verdict is None:
@@ -146,6 +155,7 @@ class ClusterQueueQueue:
     def requeue_all(self) -> bool:
         """Move every parked workload back; True if anything moved."""
         moved = bool(self.inadmissible)
+        self.parked_buckets = 0
         for bucket in self.buckets.values():
             if bucket.parked:
                 bucket.parked = False

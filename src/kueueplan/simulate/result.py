@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from kueueplan.simulate.engine import Simulation, ms_to_seconds
 from kueueplan.simulate.heap import without_cycle_collector
@@ -129,21 +129,52 @@ def _failures(sim: Simulation) -> list[list[str]]:
     return results
 
 
+def _entry_encoder() -> Callable[[Any], str]:
+    """JSONEncoder(separators=(", ", ": ")).encode, with its C encoder made once instead of once per entry
+    (that set-up was half the cost of writing 300,000 events). Same text: the same C encoder and float repr."""
+    import json
+    from json import encoder
+
+    make = encoder.c_make_encoder
+    if make is None:  # pragma: no cover - CPython always has the C encoder
+        return json.JSONEncoder(ensure_ascii=True, separators=(", ", ": ")).encode
+    # markers=None skips the circular-reference check: a result is a tree of plain values
+    iterencode = make(None, json.JSONEncoder().default, encoder.encode_basestring_ascii, None, ": ", ", ", False,
+                      False, True)
+    return lambda value: "".join(iterencode(value, 0))
+
+
 def dumps(result: dict[str, Any]) -> str:
     """The result as indented JSON, one workload or event per line: the same object as `json.dumps(indent=2)`,
     ten times faster on large runs (CPython's indenting encoder is pure Python; this one uses the C encoder for
     each entry) and easier to grep."""
-    import json
+    return "\n".join(_lines(result))
 
-    enc = json.JSONEncoder(ensure_ascii=True, separators=(", ", ": ")).encode
-    lines = ["{"]
+
+def write_json(result: dict[str, Any], write: Callable[[str], Any], chunk: int = 10_000) -> None:
+    """dumps(result) and a newline, handed to `write` a few thousand lines at a time: a large result's text
+    never exists whole next to the result itself."""
+    batch: list[str] = []
+    for line in _lines(result):
+        batch.append(line)
+        if len(batch) >= chunk:
+            write("\n".join(batch) + "\n")
+            batch = []
+    write("\n".join(batch) + "\n")
+
+
+def _lines(result: dict[str, Any]) -> Iterator[str]:
+    enc = _entry_encoder()
+    yield "{"
     items = list(result.items())
     for i, (key, value) in enumerate(items):
         end = "," if i < len(items) - 1 else ""
         if isinstance(value, list) and value:
-            lines.append(f"  {enc(key)}: [")
-            lines += [f"    {enc(v)}," for v in value[:-1]] + [f"    {enc(value[-1])}", f"  ]{end}"]
+            yield f"  {enc(key)}: ["
+            for v in value[:-1]:
+                yield f"    {enc(v)},"
+            yield f"    {enc(value[-1])}"
+            yield f"  ]{end}"
         else:
-            lines.append(f"  {enc(key)}: {enc(value)}{end}")
-    lines.append("}")
-    return "\n".join(lines)
+            yield f"  {enc(key)}: {enc(value)}{end}"
+    yield "}"

@@ -16,7 +16,7 @@ FINISHED = "Finished"
 DEACTIVATED = "Deactivated"  # evicted and never requeued (second edition)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # one per nomination; never changed after it is made
 class LastAssignment:
     """Kueue's AssignmentClusterQueueState: how far the last flavor scan got, per pod set and resource (the
     index of the flavor it stopped at; -1 once it reached the last one, so the next scan starts over),
@@ -74,10 +74,12 @@ class SimWorkload:
     template: Any = None  # the scenario entry it came from (resubmission copies it)
     unmanaged: bool = False  # Kueue would not manage it: no quota, no events
     _equivalence: tuple[Any, tuple[Any, ...]] | None = field(default=None, repr=False)  # (spec, hash)
+    # namespace/name, read millions of times in a large run: a slot, not a property (a replaced spec keeps
+    # the workload's namespace and name)
+    key: str = field(init=False, repr=False)
 
-    @property
-    def key(self) -> str:
-        return self.spec.key
+    def __post_init__(self) -> None:
+        self.key = self.spec.key
 
     @property
     def priority(self) -> int:
