@@ -229,3 +229,12 @@ def test_gke_infinite_quota_simulates_and_says_what_it_becomes(tmp_path: Path) -
     assert out["warnings"] == ["ClusterQueue cq: memory nominalQuota '1000000000Ti' on flavor f: the API server caps "
                                "binary-suffix quantities at 2^63-1 (9223372036854775807); in base units it does not "
                                "fit Kueue's int64 arithmetic, so Kueue treats this quota as unlimited"]
+
+
+def test_a_scenario_above_the_workload_bound_names_replicas_as_the_cause(tmp_path: Path) -> None:
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "web", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+                  "spec": {"replicas": 2_000_000, "template": _pod(1)}}
+    res = CliRunner().invoke(main, ["simulate", str(scenario(tmp_path, {"workloads": [{"manifest": deployment}]}))])
+    assert res.exit_code == 2
+    assert "count 1 x 2,000,000 Workloads (replicas) brings the scenario above 1,000,000 workloads" in res.output

@@ -16,13 +16,10 @@ from kueueplan.compile.configuration import effective_file
 from kueueplan.compile.context import PRIORITY_LABEL, EnvContext
 from kueueplan.compile.kueue import team_plans
 from kueueplan.compile.workloads import WORKLOAD_KINDS, check_priority, workload_manifest, workload_plans
-from kueueplan.kube.podsets import workload_count, workload_names
+from kueueplan.kube.podsets import MAX_WORKLOADS, workload_count, workload_names
 from kueueplan.kube.quantity import canonical
 from kueueplan.spec.models import RunTime
 
-# Workloads one simulation holds after count and replica expansion (simulate/scenario.py MAX_WORKLOADS, checked
-# there too): expectations are built here per Workload first, so a Deployment of 10^8 replicas ran out of memory.
-MAX_WORKLOADS = 1_000_000
 
 
 def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
@@ -70,7 +67,8 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
                 continue
             if load.arrivals is not None or isinstance(load.runFor, RunTime):
                 continue  # copies are drawn per run: a team's `expect` (by ClusterQueue) covers them
-            if load.count * workload_count(manifest) > MAX_WORKLOADS:  # one expectation per Workload Kueue makes
+            # one expectation per Workload Kueue makes, built here first: a 10^8-replica Deployment ran out of memory
+            if load.count * workload_count(manifest) > MAX_WORKLOADS:
                 raise plan.entry.error(f"{load.count} x {workload_count(manifest):,} Workloads (count x replicas) "
                                        f"is more than the {MAX_WORKLOADS:,} a simulation holds", ("load", i),
                                        hint="declare a smaller sample of the load")

@@ -42,6 +42,9 @@ NEWEST_VERSION = (0, 19)
 INTEGRATION_KINDS = ("JobSet", "PyTorchJob", "MPIJob", "TrainJob", "AppWrapper", "LeaderWorkerSet", "Deployment",
                      "StatefulSet")
 SUPPORTED_KINDS = ("RayJob", "RayCluster", "Job", "Pod", "Workload") + INTEGRATION_KINDS
+# Workloads one simulation holds after count and replica expansion: a bound on memory, checked where the load
+# is written (compile) and where it is read (simulate).
+MAX_WORKLOADS = 1_000_000
 # Kinds that serve until deleted: their Workloads never finish by themselves.
 SERVING_KINDS = ("RayCluster", "LeaderWorkerSet", "Deployment", "StatefulSet")
 

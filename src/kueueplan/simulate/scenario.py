@@ -19,7 +19,7 @@ from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
 from kueueplan.kube.configuration import Configuration, configuration_from_configmap, parse_configuration
 from kueueplan.kube.objects import read_object
-from kueueplan.kube.podsets import SUPPORTED_KINDS, version_tuple, workload_count, workload_names
+from kueueplan.kube.podsets import MAX_WORKLOADS, SUPPORTED_KINDS, version_tuple, workload_count, workload_names
 from kueueplan.kube.quantity import resource_value
 from kueueplan.simulate import load
 from kueueplan.simulate.heap import without_cycle_collector
@@ -32,7 +32,6 @@ _ALLOWED_STRATEGIES = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"]
 
 
 MAX_DURATION_MS = 100 * 365 * 24 * 3_600_000  # a century: anything longer is a typo, not a plan
-MAX_WORKLOADS = 1_000_000  # after count expansion
 
 
 def parse_duration(value: Any, what: str = "duration") -> int:
@@ -404,7 +403,8 @@ class _Reader:
             except (TypeError, ValueError):
                 raise self.err("spec.replicas must be an integer", where + ("manifest", "spec", "replicas")) from None
             if len(out) + count * per_object > MAX_WORKLOADS:
-                raise self.err(f"count {count} brings the scenario above {MAX_WORKLOADS:,} workloads",
+                what = f"count {count}" if per_object == 1 else f"count {count} x {per_object:,} Workloads (replicas)"
+                raise self.err(f"{what} brings the scenario above {MAX_WORKLOADS:,} workloads",
                                where + ("count",), hint="simulate a smaller sample of the load")
             every = self._duration(w.get("every", 0), where + ("every",))
             ready_after = 0
