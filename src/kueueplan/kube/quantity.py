@@ -33,12 +33,10 @@ MAX_INT64 = 2**63 - 1
 _MAX_ABS = Fraction(MAX_INT64)  # apimachinery's maxAllowed: the cap of binary-suffix values
 _NANO = Fraction(1, 10**9)
 # Bounds on hostile input (apimachinery has none, and would allocate a 10^(2^31)-digit number): text up to
-# 1024 characters, and magnitudes saturated at 10^1000, far beyond any quota and beyond Kueue's int64 arithmetic
-# either way (KP430), so what apimachinery accepts is still accepted. Tinier values than 1n need no bound: they
+# 1024 characters, and values up to 10^1000, far beyond any quota. Tinier values than 1n need no bound: they
 # round up to 1n whatever their exponent.
 _MAX_LENGTH = 1024
 _MAX_EXPONENT = 1000
-_SATURATED = 10**_MAX_EXPONENT
 
 
 class QuantityError(KueueplanError):
@@ -54,7 +52,9 @@ def parse_quantity(value: str | int | float | Fraction) -> Fraction:
         return value
     if isinstance(value, int):
         # A JSON/YAML number reaches the API server as its decimal text (Quantity.UnmarshalJSON).
-        return Fraction(max(-_SATURATED, min(_SATURATED, value)))
+        if abs(value) >= 10**_MAX_EXPONENT:
+            raise QuantityError(f"{value!r} is out of range", hint=f"kueueplan reads values up to 10^{_MAX_EXPONENT}")
+        return Fraction(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise QuantityError(f"{value!r} is not a quantity", hint="write a finite number")
@@ -123,12 +123,12 @@ def _parse_string(text: str) -> Fraction:
     num = int_part.lstrip("0") or "0"
     digits = int((num + frac) or "0")
     if base == 10 and digits and exponent - len(frac) > _MAX_EXPONENT:
-        return Fraction(sign * _SATURATED)
+        raise QuantityError(f"{text!r} is out of range", hint=f"kueueplan reads values up to 10^{_MAX_EXPONENT}")
     if _fast_path(fmt, exponent, num, frac):
         # int64Amount: exact, no rounding (its scale is at least nano)
         if base == 2:
             return Fraction(sign * digits * 2**exponent)
-        return sign * min(digits * Fraction(10) ** (exponent - len(frac)), Fraction(_SATURATED))
+        return sign * digits * Fraction(10) ** (exponent - len(frac))
     if not (int_part or frac):
         raise _invalid(text)  # inf.Dec.SetString needs a digit: ".e-10", "Pi", "-Ei"
     if digits == 0:
@@ -144,7 +144,7 @@ def _parse_string(text: str) -> Fraction:
     magnitude = Fraction(nanos, 10**9)
     if base == 2 and magnitude > _MAX_ABS:
         magnitude = _MAX_ABS  # "The max is just a simple cap", for binary suffixes only
-    return sign * min(magnitude, Fraction(_SATURATED))
+    return sign * magnitude
 
 
 def _fast_path(fmt: str, exponent: int, num: str, frac: str) -> bool:
