@@ -37,6 +37,7 @@ _NANO = Fraction(1, 10**9)
 # round up to 1n whatever their exponent.
 _MAX_LENGTH = 1024
 _MAX_EXPONENT = 1000
+_BOUND = 10**_MAX_EXPONENT
 
 
 class QuantityError(KueueplanError):
@@ -52,7 +53,7 @@ def parse_quantity(value: str | int | float | Fraction) -> Fraction:
         return value
     if isinstance(value, int):
         # A JSON/YAML number reaches the API server as its decimal text (Quantity.UnmarshalJSON).
-        if abs(value) >= 10**_MAX_EXPONENT:
+        if abs(value) > _BOUND:
             raise QuantityError(f"{value!r} is out of range", hint=f"kueueplan reads values up to 10^{_MAX_EXPONENT}")
         return Fraction(value)
     if isinstance(value, float):
@@ -108,6 +109,13 @@ def _interpret(suffix: str, text: str) -> tuple[int, int, str]:
 
 
 def _parse_string(text: str) -> Fraction:
+    value = _parse_text(text)
+    if abs(value) > _BOUND:  # e.g. 99999E998: digits before a large exponent
+        raise QuantityError(f"{text!r} is out of range", hint=f"kueueplan reads values up to 10^{_MAX_EXPONENT}")
+    return value
+
+
+def _parse_text(text: str) -> Fraction:
     stripped = text.strip()  # Quantity.UnmarshalJSON trims spaces before ParseQuantity
     match = _QUANTITY_RE.match(stripped) if 0 < len(stripped) <= _MAX_LENGTH else None
     if not match:
