@@ -116,39 +116,37 @@ def priority_classes(ctx: EnvContext) -> list[Manifest]:
 
 
 def admission_checks(ctx: EnvContext) -> list[Manifest]:
+    """Each AdmissionCheck, then the configurations generated for them (ProvisioningRequestConfigs, then
+    MultiKueueConfigs), each named once."""
     checks: list[Manifest] = []
-    configs: list[Manifest] = []
-    config_owner: dict[str, Entry] = {}
-    mk_configs: list[Manifest] = []
-    mk_owner: dict[str, Entry] = {}
+    configs: dict[str, list[Manifest]] = {"ProvisioningRequestConfig": [], "MultiKueueConfig": []}
+    owner: dict[tuple[str, str], Entry] = {}
+
+    def generated(entry: Entry, kind: str, name: str, field: str, controller: str) -> dict[str, Any]:
+        if (kind, name) in owner:
+            raise entry.error(f"{kind} {name!r} is also generated for {owner[kind, name].name!r}",
+                              (field, "configName"))
+        owner[kind, name] = entry
+        build = _provisioning_config if kind == "ProvisioningRequestConfig" else _multikueue_config
+        configs[kind].append(build(ctx, entry, name))
+        return {"controllerName": controller, "parameters": {"apiGroup": KUEUE_GROUP, "kind": kind, "name": name}}
+
     for entry in ctx.docs["AdmissionCheck"]:
         spec = entry.model.spec
         check: Manifest = {"apiVersion": ctx.kueue_api_version, "kind": "AdmissionCheck",
                            "metadata": metadata(entry.name, "AdmissionCheck", entry)}
         if spec.provisioningRequest is not None:
-            prov = spec.provisioningRequest
-            config_name = prov.configName or f"{entry.name}-config"
-            if config_name in config_owner:
-                raise entry.error(f"ProvisioningRequestConfig {config_name!r} is also generated for "
-                                  f"{config_owner[config_name].name!r}", ("provisioningRequest", "configName"))
-            config_owner[config_name] = entry
-            check["spec"] = {"controllerName": PROVISIONING_CONTROLLER, "parameters": {
-                "apiGroup": KUEUE_GROUP, "kind": "ProvisioningRequestConfig", "name": config_name}}
-            configs.append(_provisioning_config(ctx, entry, config_name))
+            check["spec"] = generated(entry, "ProvisioningRequestConfig",
+                                      spec.provisioningRequest.configName or f"{entry.name}-config",
+                                      "provisioningRequest", PROVISIONING_CONTROLLER)
         elif spec.multiKueue is not None:
-            config_name = spec.multiKueue.configName or entry.name
-            if config_name in mk_owner:
-                raise entry.error(f"MultiKueueConfig {config_name!r} is also generated for "
-                                  f"{mk_owner[config_name].name!r}", ("multiKueue", "configName"))
-            mk_owner[config_name] = entry
-            check["spec"] = {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {
-                "apiGroup": KUEUE_GROUP, "kind": "MultiKueueConfig", "name": config_name}}
-            mk_configs.append(_multikueue_config(ctx, entry, config_name))
+            check["spec"] = generated(entry, "MultiKueueConfig", spec.multiKueue.configName or entry.name,
+                                      "multiKueue", MULTIKUEUE_CONTROLLER)
         else:
             check["spec"] = _drop_none({"controllerName": spec.controllerName,
                                         "parameters": _dump(spec.parameters) if spec.parameters else None})
         checks.append(served(ctx, entry, check))
-    return checks + configs + mk_configs
+    return checks + configs["ProvisioningRequestConfig"] + configs["MultiKueueConfig"]
 
 
 def _multikueue_config(ctx: EnvContext, entry: Entry, name: str) -> Manifest:
