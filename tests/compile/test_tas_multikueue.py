@@ -195,3 +195,21 @@ def test_objects_pass_todays_crds_strictly(tmp_path: Path, api: str, shared_dir:
     assert {o["kind"] for o in kueue} >= {"Topology", "MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck"}
     assert {o["apiVersion"] for o in kueue} == {f"kueue.x-k8s.io/{api}"}
     assert [(o["kind"], crd_errors(shared_dir, o)) for o in kueue if crd_errors(shared_dir, o)] == []
+
+
+@pytest.mark.parametrize("second,kind", [
+    ("multiKueue: {configName: multikueue-test, clusters: [worker1]}", "MultiKueueConfig 'multikueue-test'"),
+    ("multiKueue: {clusters: [worker1]}", None),  # its own config, named like the check
+])
+def test_two_checks_never_generate_one_configuration(tmp_path: Path, second: str, kind: str | None) -> None:
+    platform = PLATFORM + "---\n" + HEAD + f"kind: AdmissionCheck\nmetadata: {{name: other}}\nspec:\n  {second}\n"
+    spec = _spec(tmp_path, "v0.19.2", platform)
+    if kind is None:
+        names = [m["metadata"]["name"] for m in compile_platform(spec)["e"] if m["kind"] == "MultiKueueConfig"]
+        assert sorted(names) == ["multikueue-test", "other"]
+        return
+    with pytest.raises(KueueplanError) as info:
+        compile_platform(spec)
+    # checks are compiled in name order: the second one named is refused, naming the first
+    assert f"{kind} is also generated for 'other'" in info.value.message
+    assert Path(info.value.file).name == "platform.yaml"
