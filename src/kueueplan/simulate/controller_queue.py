@@ -113,12 +113,14 @@ class QueueController:
         for name, cq in self.cluster.cluster_queues.items():
             q = self.queues.get(name)
             if q is None:
-                q = self.queues[name] = ClusterQueueQueue(name)
+                q = self.queues[name] = ClusterQueueQueue(name, dirty=self._dirty_queues)
+                self._dirty_queues.add(name)
             q.strict_fifo = cq.queueing_strategy == "StrictFIFO"
             q.usage_of = self._lq_usage if self._uses_afs(name) else None
             self.holders.setdefault(name, {})
         for name in sorted(set(self.queues) - set(self.cluster.cluster_queues)):
             q = self.queues.pop(name)
+            self._dirty_queues.add(name)
             for wl in q.pending():
                 wl.cluster_queue = None
                 wl.message = f"ClusterQueue {name} doesn't exist"
