@@ -101,6 +101,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._queues_hash = 0
         self._queue_terms: dict[str, int] = {}
         self._dirty_queues: set[str] = set()
+        self._ready_queues: set[str] = set()  # ClusterQueue queues that may have a head (queues_with_heads)
         self.ac = AdmissionCheckController(scenario.admission_checks)
         self.progress = progress
         self._sync_queues()

@@ -42,6 +42,9 @@ class ClusterQueueQueue:
     # names of the queues whose signature fields (sticky, member counts, parked buckets) may have changed,
     # shared with the engine so that its per-cycle signature rehashes only those (None: nobody reads it)
     dirty: set[str] | None = None
+    # names of the queues that may have an unparked bucket (a head), shared with the engine: a queue is
+    # named here whenever a bucket may become unparked (push, requeue-all); cycles look only at these
+    ready: set[str] | None = None
     _token: int = 0
     # admission fair sharing (UsageBasedAdmissionFairSharing): the LocalQueue usage of a workload, compared
     # before everything else (cluster_queue.go queueOrderingFunc); None = off
@@ -66,6 +69,8 @@ class ClusterQueueQueue:
     def push(self, wl: SimWorkload) -> str | None:
         """Add (or re-add) a workload to its bucket heap; returns the bucket's never-admissible verdict if parked."""
         self._touch()
+        if self.ready is not None:
+            self.ready.add(self.name)
         self.inadmissible.pop(wl.key, None)
         if wl.key in self.members:
             return None
@@ -175,6 +180,8 @@ class ClusterQueueQueue:
     def requeue_all(self) -> bool:
         """Move every parked workload back; True if anything moved."""
         self._touch()
+        if self.ready is not None:
+            self.ready.add(self.name)
         moved = bool(self.inadmissible)
         self.parked_buckets = 0
         for bucket in self.buckets.values():
