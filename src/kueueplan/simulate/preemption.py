@@ -336,7 +336,7 @@ class Preemptor:
         root_room = (root.subtree.get(fr, 0) - root.usage.get(fr, 0)) if root is not None else 0
         cqs = self.state.tree.cqs
         removed_total = removed_own = 0
-        removed_by_cq: dict[str, int] = {}
+        over_left: dict[str, int] = {}  # per other ClusterQueue: its usage over nominal, less what was removed
         # avail() and fits() of the general path, on plain integers: availability is the root's room plus
         # what was removed, capped (with a borrowing limit) by nominal + limit - own usage; without a cohort,
         # nominal - own usage. `cap` is that own-usage bound before removals from the preemptor's queue.
@@ -379,11 +379,13 @@ class Preemptor:
             else:
                 if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
                     continue
-                gone = removed_by_cq.get(cq, 0)
-                other = cqs[cq]
-                if other.subtree.get(fr, 0) >= other.usage.get(fr, 0) - gone:
+                left = over_left.get(cq)
+                if left is None:
+                    other = cqs[cq]
+                    left = other.usage.get(fr, 0) - other.subtree.get(fr, 0)
+                if left <= 0:
                     continue  # that queue is back within nominal
-                removed_by_cq[cq] = gone + u
+                over_left[cq] = left - u
             chosen.append(c)
             removed_total += u
             need_avail -= u
