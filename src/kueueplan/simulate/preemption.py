@@ -355,14 +355,14 @@ class Preemptor:
                     a = cap + removed_own
             return v <= (a if a > 0 else 0)  # avail is clamped at 0
 
-        own_total = sum(c.wl.usage.get(fr, 0) for c in candidates if c.wl.cluster_queue == own_name)
         need_own = 0 if borrow else own_used + v - nominal
         if v > 0 and (root is None or bl is not None):
             # The preemptor's own headroom (nominal + borrowing limit - own usage) caps availability, and
             # only its own queue's removals raise it: another lower bound on what they must remove.
             need_own = max(need_own, own_used + v - nominal - (0 if root is None else bl))
-        if need_own > own_total:
-            return None
+        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in candidates
+                                           if c.wl.cluster_queue == own_name):
+            return None  # even every own-queue candidate is not enough (usage is never negative)
         if root is None:
             need_avail = v - max(0, cap)
         else:
