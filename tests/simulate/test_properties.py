@@ -239,3 +239,38 @@ def test_remembered_verdicts_match_fresh_ones(data: dict[str, Any]) -> None:
     finally:
         sim_cls._never_admissible, sim_cls.admissibility_problem = originals  # type: ignore[method-assign]
     assert cached == fresh
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(scenarios(), busy_cohorts()))
+def test_incremental_queue_bookkeeping_matches_a_full_walk(data: dict[str, Any]) -> None:
+    """A cycle looks only at the queues of the ready set, and the state signature rehashes only the queues of
+    the dirty set: at every cycle, both equal what walking every queue gives (as before they were kept)."""
+    from kueueplan.simulate.engine import _HASH_MASK
+
+    heads, signature = Simulation.queues_with_heads, Simulation._queues_signature
+    checked = {"heads": 0, "signatures": 0}
+
+    def all_heads(self: Simulation) -> list[str]:
+        got = heads(self)
+        assert got == [n for n in self.active_cluster_queues()
+                       if self.queues[n].parked_buckets != len(self.queues[n].buckets)]
+        checked["heads"] += 1
+        return got
+
+    def full_signature(self: Simulation) -> int:
+        got = signature(self)
+        terms = [hash((n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets)) & _HASH_MASK
+                 for n, q in self.queues.items()]
+        assert got == sum(terms) & _HASH_MASK
+        checked["signatures"] += 1
+        return got
+
+    Simulation.queues_with_heads = all_heads  # type: ignore[method-assign]
+    Simulation._queues_signature = full_signature  # type: ignore[method-assign]
+    try:
+        engine_mod.simulate(scenario_from_dict(data))
+    finally:
+        Simulation.queues_with_heads = heads  # type: ignore[method-assign]
+        Simulation._queues_signature = signature  # type: ignore[method-assign]
+    assert checked["heads"] > 0

@@ -113,12 +113,14 @@ class QueueController:
         for name, cq in self.cluster.cluster_queues.items():
             q = self.queues.get(name)
             if q is None:
-                q = self.queues[name] = ClusterQueueQueue(name)
+                q = self.queues[name] = ClusterQueueQueue(name, dirty=self._dirty_queues, ready=self._ready_queues)
+                self._dirty_queues.add(name)
             q.strict_fifo = cq.queueing_strategy == "StrictFIFO"
             q.usage_of = self._lq_usage if self._uses_afs(name) else None
             self.holders.setdefault(name, {})
         for name in sorted(set(self.queues) - set(self.cluster.cluster_queues)):
             q = self.queues.pop(name)
+            self._dirty_queues.add(name)
             for wl in q.pending():
                 wl.cluster_queue = None
                 wl.message = f"ClusterQueue {name} doesn't exist"
@@ -190,6 +192,24 @@ class QueueController:
             self._active = [n for n in sorted(self.queues) if self.inactive_reason(n) is None]
             self._active_set = frozenset(self._active)
         return self._active
+
+    def queues_with_heads(self) -> list[str]:
+        """The active ClusterQueues that may have a head, in active_cluster_queues' (name) order: the others
+        have every bucket parked (or none), so a cycle need not look at them (O(changed queues), not O(all))."""
+        active = self.active_cluster_queues()
+        ready = self._ready_queues
+        if len(ready) * 8 > len(active):
+            names = [n for n in active if n in ready]
+        else:
+            names = sorted(ready & self._active_set)
+        out = []
+        for name in names:
+            q = self.queues[name]
+            if q.parked_buckets == len(q.buckets):
+                ready.discard(name)  # every bucket parked (or none left): no head until a push or requeue-all
+            else:
+                out.append(name)
+        return out
 
     def inactive_reason(self, name: str) -> str | None:
         """clusterqueue.go updateQueueStatus: stopped, terminating, missing flavors / checks, inactive checks."""

@@ -96,6 +96,12 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         # after every cycle: a sum of per-holder hashes (order-free), and each holder's term.
         self._holding_hash = 0
         self._holding_terms: dict[str, int] = {}
+        # The queues' part, likewise: each ClusterQueue queue names itself in _dirty_queues when its fields
+        # change, and only those terms are rehashed (a cycle touches a few of the 1,000 queues of a large run).
+        self._queues_hash = 0
+        self._queue_terms: dict[str, int] = {}
+        self._dirty_queues: set[str] = set()
+        self._ready_queues: set[str] = set()  # ClusterQueue queues that may have a head (queues_with_heads)
         self.ac = AdmissionCheckController(scenario.admission_checks)
         self.progress = progress
         self._sync_queues()
@@ -220,12 +226,25 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
                              hint="please report this scenario")
 
     def _signature(self) -> Any:
-        holding = self._holding_hash
-        # (the queues dict only changes order when a ClusterQueue is added or removed, which changes the
-        # signature anyway, so it need not be sorted)
-        queues = tuple([(n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets)
-                        for n, q in self.queues.items()])
-        return hash((holding, queues, tuple(self._scan_marks)))
+        return hash((self._holding_hash, self._queues_signature(), tuple(self._scan_marks)))
+
+    def _queues_signature(self) -> int:
+        """A sum of per-queue hashes of (name, sticky, members, parked one by one, parked buckets), order-free
+        like the holders' part; only queues named in _dirty_queues since the last call are rehashed."""
+        total = self._queues_hash
+        terms = self._queue_terms
+        for name in self._dirty_queues:
+            old = terms.pop(name, None)
+            if old is not None:
+                total -= old
+            q = self.queues.get(name)
+            if q is not None:
+                term = hash((name, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets)) & _HASH_MASK
+                terms[name] = term
+                total += term
+        self._dirty_queues.clear()
+        self._queues_hash = total & _HASH_MASK
+        return self._queues_hash
 
     def _rehash_holder(self, wl: SimWorkload, holding: bool) -> None:
         """Replace wl's term in the holders' hash (call after its state, usage or holding changed)."""

@@ -336,7 +336,7 @@ class Preemptor:
         root_room = (root.subtree.get(fr, 0) - root.usage.get(fr, 0)) if root is not None else 0
         cqs = self.state.tree.cqs
         removed_total = removed_own = 0
-        removed_by_cq: dict[str, int] = {}
+        over_left: dict[str, int] = {}  # per other ClusterQueue: its usage over nominal, less what was removed
         # avail() and fits() of the general path, on plain integers: availability is the root's room plus
         # what was removed, capped (with a borrowing limit) by nominal + limit - own usage; without a cohort,
         # nominal - own usage. `cap` is that own-usage bound before removals from the preemptor's queue.
@@ -355,14 +355,14 @@ class Preemptor:
                     a = cap + removed_own
             return v <= (a if a > 0 else 0)  # avail is clamped at 0
 
-        own_total = sum(c.wl.usage.get(fr, 0) for c in candidates if c.wl.cluster_queue == own_name)
         need_own = 0 if borrow else own_used + v - nominal
         if v > 0 and (root is None or bl is not None):
             # The preemptor's own headroom (nominal + borrowing limit - own usage) caps availability, and
             # only its own queue's removals raise it: another lower bound on what they must remove.
             need_own = max(need_own, own_used + v - nominal - (0 if root is None else bl))
-        if need_own > own_total:
-            return None
+        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in candidates
+                                           if c.wl.cluster_queue == own_name):
+            return None  # even every own-queue candidate is not enough (usage is never negative)
         if root is None:
             need_avail = v - max(0, cap)
         else:
@@ -379,11 +379,13 @@ class Preemptor:
             else:
                 if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
                     continue
-                gone = removed_by_cq.get(cq, 0)
-                other = cqs[cq]
-                if other.subtree.get(fr, 0) >= other.usage.get(fr, 0) - gone:
+                left = over_left.get(cq)
+                if left is None:
+                    other = cqs[cq]
+                    left = other.usage.get(fr, 0) - other.subtree.get(fr, 0)
+                if left <= 0:
                     continue  # that queue is back within nominal
-                removed_by_cq[cq] = gone + u
+                over_left[cq] = left - u
             chosen.append(c)
             removed_total += u
             need_avail -= u

@@ -37,18 +37,40 @@ class ClusterQueueQueue:
     buckets: dict[Any, _Bucket] = field(default_factory=dict)
     members: dict[str, tuple[Any, int]] = field(default_factory=dict)  # key -> (bucket hash, token)
     inadmissible: dict[str, SimWorkload] = field(default_factory=dict)  # parked one by one
-    sticky: str | None = None
+    _sticky: str | None = None
     parked_buckets: int = 0  # buckets parked now (read by the engine's per-cycle state signature)
+    # names of the queues whose signature fields (sticky, member counts, parked buckets) may have changed,
+    # shared with the engine so that its per-cycle signature rehashes only those (None: nobody reads it)
+    dirty: set[str] | None = None
+    # names of the queues that may have an unparked bucket (a head), shared with the engine: a queue is
+    # named here whenever a bucket may become unparked (push, requeue-all); cycles look only at these
+    ready: set[str] | None = None
     _token: int = 0
     # admission fair sharing (UsageBasedAdmissionFairSharing): the LocalQueue usage of a workload, compared
     # before everything else (cluster_queue.go queueOrderingFunc); None = off
     usage_of: Any = None
+
+    @property
+    def sticky(self) -> str | None:
+        return self._sticky
+
+    @sticky.setter
+    def sticky(self, key: str | None) -> None:
+        self._touch()
+        self._sticky = key
+
+    def _touch(self) -> None:
+        if self.dirty is not None:
+            self.dirty.add(self.name)
 
     def __len__(self) -> int:
         return len(self.members) + len(self.inadmissible)
 
     def push(self, wl: SimWorkload) -> str | None:
         """Add (or re-add) a workload to its bucket heap; returns the bucket's never-admissible verdict if parked."""
+        self._touch()
+        if self.ready is not None:
+            self.ready.add(self.name)
         self.inadmissible.pop(wl.key, None)
         if wl.key in self.members:
             return None
@@ -62,6 +84,7 @@ class ClusterQueueQueue:
         return bucket.verdict if bucket.parked else None
 
     def remove(self, key: str) -> None:
+        self._touch()
         self.members.pop(key, None)  # heap entries are dropped lazily
         self.inadmissible.pop(key, None)
         if self.sticky == key:
@@ -127,6 +150,7 @@ class ClusterQueueQueue:
     def pop_head(self) -> SimWorkload | None:
         wl = self.head()
         if wl is not None:
+            self._touch()
             self.members.pop(wl.key, None)
         return wl
 
@@ -134,6 +158,7 @@ class ClusterQueueQueue:
         """BestEffortFIFO: move a failed head (and, if bulk, its equivalents) out of the way.
 
         Returns the equivalents parked with it (they share the head's verdict)."""
+        self._touch()
         if bulk:
             h = wl.equivalence_hash()
             bucket = self.buckets.get(h)
@@ -154,6 +179,9 @@ class ClusterQueueQueue:
 
     def requeue_all(self) -> bool:
         """Move every parked workload back; True if anything moved."""
+        self._touch()
+        if self.ready is not None:
+            self.ready.add(self.name)
         moved = bool(self.inadmissible)
         self.parked_buckets = 0
         for bucket in self.buckets.values():

@@ -108,11 +108,8 @@ def run_cycle(sim: Simulation) -> bool:
     """One cycle; True if it changed anything (admission, preemption, a workload parked)."""
     heads: list[tuple[str, SimWorkload]] = []
     queues = sim.queues
-    for name in sim.active_cluster_queues():
-        q = queues[name]
-        if q.parked_buckets == len(q.buckets):
-            continue  # every bucket parked (or none left): no head, whatever the ordering
-        wl = q.pop_head()
+    for name in sim.queues_with_heads():
+        wl = queues[name].pop_head()
         if wl is not None:
             heads.append((name, wl))
     if not heads:
