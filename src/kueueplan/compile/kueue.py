@@ -12,13 +12,12 @@ from typing import Any
 from kueueplan.compile.context import KUEUE_GROUP, TEAM_LABEL, EnvContext, metadata
 from kueueplan.compile.served import api_version, served
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.objects import MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER
 from kueueplan.kube.quantity import canonical, parse_quantity
 from kueueplan.spec.load import Entry, did_you_mean
 from kueueplan.spec.models import ClusterQueueEntry, FlavorQuota, LocalQueueSpec, NamespaceSpec, TeamSpec
 
 Manifest = dict[str, Any]
-PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"  # kueue apis/kueue/v1beta2/multikueue_types.go MultiKueueControllerName
 
 
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:

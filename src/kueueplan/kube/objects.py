@@ -368,6 +368,8 @@ class AdmissionCheck:
 
 
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+# apis/kueue/v1beta2/multikueue_types.go MultiKueueControllerName
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.configschema import FRAMEWORK_OF_KIND
-from kueueplan.kube.objects import api_version_of, meta, read_object
+from kueueplan.kube.objects import MULTIKUEUE_CONTROLLER, api_version_of, meta, read_object
 from kueueplan.kube.podsets import RUNTIME_KINDS, SUPPORTED_KINDS, runtime_objects, trainjob_runtime_key
 
 ARRIVE_AT = "kueueplan.io/arrive-at"
@@ -197,7 +197,6 @@ def warnings_for(objects: list[Obj]) -> list[str]:
     return out
 
 
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 
 def _unmodelled_features(objects: list[Obj]) -> list[str]:

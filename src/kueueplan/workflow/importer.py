@@ -29,7 +29,7 @@ from kueueplan.compile.context import TEAM_LABEL
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
-from kueueplan.kube.objects import KUEUE_GROUP, PROVISIONING_CONTROLLER, api_version_of, read_object
+from kueueplan.kube.objects import KUEUE_GROUP, MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER, api_version_of, read_object
 from kueueplan.simulate.load import ANNOTATIONS as LOAD_ANNOTATIONS
 from kueueplan.spec.models import VERBATIM_KINDS
 from kueueplan.workflow.manifests import KUEUEPLAN_API, MODELLED_SPEC, clean, key_of, key_text
@@ -47,7 +47,6 @@ SERVING_APPS = {"Deployment", "StatefulSet"}
 IMPORTED_KINDS = {"ResourceFlavor", "WorkloadPriorityClass", "Cohort", "ClusterQueue", "LocalQueue", "Topology",
                   "AdmissionCheck", "ProvisioningRequestConfig", "MultiKueueConfig", "MultiKueueCluster",
                   "Namespace"} | {kind for _, kind in WORKLOAD_KINDS}
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 # The spec fields of each Kueue kind that import carries (the rest: not carried, named).
 CARRIED_SPEC = {**MODELLED_SPEC,
                 "ProvisioningRequestConfig": MODELLED_SPEC["ProvisioningRequestConfig"] | {

@@ -12,15 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kueueplan.kube.objects import MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER
 from kueueplan.validate import kueue
 from kueueplan.validate.configuration import release_of
 from kueueplan.validate.model import KUEUE_GROUP, Context, Obj
 from kueueplan.validate.registry import Hit, rule
 from kueueplan.validate.rules.references import dig, missing_ref
-from kueueplan.validate.rules.tas import MULTIKUEUE_CONTROLLER, MULTIKUEUE_SKIPS_TAS_SINCE, gate_enabled, tas_enabled, \
-    tas_flavors
+from kueueplan.validate.rules.tas import MULTIKUEUE_SKIPS_TAS_SINCE, gate_enabled, tas_enabled, tas_flavors
 
-PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 MULTIKUEUE_GATE = "MultiKueue"
 MULTIKUEUE_ON_BY_DEFAULT = (0, 9)  # pkg/features/kube_features.go: alpha (off) in v0.6-v0.8, beta (on) from v0.9
 ON_FLAVORS_FILLED = (0, 15)  # pkg/util/admissioncheck NewAdmissionChecks: empty onFlavors = every flavor

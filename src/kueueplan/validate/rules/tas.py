@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kueueplan.kube.names import qualified_name_errors
+from kueueplan.kube.objects import MULTIKUEUE_CONTROLLER
 from kueueplan.kube.podsets import queue_name_of
 from kueueplan.validate import kueue
 from kueueplan.validate.configuration import universe_configuration
@@ -27,7 +28,6 @@ SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SINCE = (0, 13)  # apis/kueue/v1alpha1/topology_types.go PodSetSliceRequiredTopologyAnnotation
 TOPOLOGY_NOT_FOUND_SINCE = (0, 10)  # ClusterQueueActiveReasonTopologyNotFound
 MULTIKUEUE_SKIPS_TAS_SINCE = (0, 15)  # isTASViolated: "topology runs on worker clusters"; before, MK + TAS = inactive
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 
 def gate_enabled(obj: Obj, ctx: Context, gate: str, on_from: tuple[int, int]) -> tuple[bool, tuple[int, int], str]:
