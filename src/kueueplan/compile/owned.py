@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from kueueplan.compile.context import QUEUE_LABEL
+from kueueplan.kube.objects import PROVISIONING_CONTROLLER
 
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 TAS_LABEL = "kueue.x-k8s.io/tas"  # before v0.14
@@ -45,7 +46,6 @@ MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 # k8s.io/autoscaler/cluster-autoscaler/apis as vendored by Kueue up to v0.19 (go.mod: 2024-08 pseudo-version).
 PROVREQ_ANNOTATIONS = ("cluster-autoscaler.kubernetes.io/consume-provisioning-request",
                        "cluster-autoscaler.kubernetes.io/provisioning-class-name")
-PROVREQ_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 WORKLOAD_KINDS = {"Job": "batch", "RayJob": "ray.io", "RayCluster": "ray.io", "Pod": ""}
 Path = tuple[str | int, ...]
 
@@ -181,7 +181,7 @@ def _provisioning_configs(cq_spec: Mapping[str, Any], checks: Mapping[str, Mappi
     names += [str(r.get("name")) for r in (cq_spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []]
     for name in names:
         check = checks.get(name) or {}
-        if check.get("controllerName") == PROVREQ_CONTROLLER:
+        if check.get("controllerName") == PROVISIONING_CONTROLLER:
             params = check.get("parameters") or {}
             yield configs.get(str(params.get("name")), {})
 
