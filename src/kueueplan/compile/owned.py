@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from kueueplan.compile.context import QUEUE_LABEL
+from kueueplan.kube.configuration import gate_on
 from kueueplan.kube.objects import PROVISIONING_CONTROLLER
 
 PODSET_LABEL = "kueue.x-k8s.io/podset"
@@ -40,8 +41,6 @@ UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
 TOPOLOGY_REQUESTS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
                      "kueue.x-k8s.io/podset-unconstrained-topology")
 QUEUE_LABELS = ("kueue.x-k8s.io/local-queue-name", "kueue.x-k8s.io/cluster-queue-name")
-QUEUE_LABELS_DEFAULT_ON = (0, 17, 0)  # pkg/features/kube_features.go: AssignQueueLabelsForPods beta
-TAS_DEFAULT_ON = (0, 14, 0)  # pkg/features/kube_features.go: TopologyAwareScheduling beta, on by default
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 # k8s.io/autoscaler/cluster-autoscaler/apis as vendored by Kueue up to v0.19 (go.mod: 2024-08 pseudo-version).
 PROVREQ_ANNOTATIONS = ("cluster-autoscaler.kubernetes.io/consume-provisioning-request",
@@ -131,10 +130,8 @@ class Platform:
     kueue_version: tuple[int, int, int] = (0, 19, 0)
     feature_gates: Mapping[str, bool] = field(default_factory=dict)  # from Kueue's Configuration, if rendered
 
-    def gate(self, name: str, on_from: tuple[int, int, int]) -> bool:
-        """A Kueue feature gate: the Configuration's `featureGates`, else the release's default."""
-        value = self.feature_gates.get(name)
-        return value if isinstance(value, bool) else self.kueue_version >= on_from
+    def gate(self, name: str) -> bool:
+        return gate_on(self.feature_gates, name, self.kueue_version)
 
     @classmethod
     def of(cls, manifests: Iterable[Mapping[str, Any]], kueue_version: tuple[int, int, int] = (0, 19, 0)) -> Platform:
@@ -197,7 +194,7 @@ def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[
     version = platform.kueue_version
     if version >= (0, 9, 0) and PODSET_LABEL not in labels:
         out.append(Owned(t.meta + ("labels",), key=PODSET_LABEL, why=f"pod set {t.pod_set}"))
-    if platform.gate("AssignQueueLabelsForPods", QUEUE_LABELS_DEFAULT_ON):
+    if platform.gate("AssignQueueLabelsForPods"):
         out += [Owned(t.meta + ("labels",), key=k, why="AssignQueueLabelsForPods") for k in QUEUE_LABELS
                 if k not in labels]
     keys = sorted({k for f in flavors for k in (f.get("nodeLabels") or {})} |
@@ -210,7 +207,7 @@ def _template_fields(t: Template, flavors: list[Mapping[str, Any]], prov: tuple[
                 appended.append(tol)
     out += [Owned(t.spec + ("tolerations",), element=tol, index=len(tolerations) + i, why="flavor tolerations")
             for i, tol in enumerate(appended)]
-    tas = platform.gate("TopologyAwareScheduling", TAS_DEFAULT_ON)
+    tas = platform.gate("TopologyAwareScheduling")
     if tas and WORKLOAD_ANNOTATION not in annotations:
         out.append(Owned(t.meta + ("annotations",), key=WORKLOAD_ANNOTATION, why="TopologyAwareScheduling gate"))
     if tas and any(f.get("topologyName") for f in flavors):

@@ -231,6 +231,18 @@ SUPPORTED_RELEASES = tuple(sorted(SHIPPED_FRAMEWORKS))
 FIRST_V1BETA2 = (0, 15)  # apis/config/v1beta2 appears in v0.15.0; its shipped file is v1beta2 from then on
 WAIT_FOR_PODS_READY_ALWAYS_ON = (0, 19)  # v0.19.0 apis/config/v1beta2/defaults.go: defaulted on, 30m timeout
 NAMESPACE_SELECTOR_FOR_LABELLED = (0, 19)  # managedJobsNamespaceSelector also gates jobs with a queue name
+# The release from which a feature gate kueueplan judges is on by default (pkg/features/kube_features.go).
+GATE_ON_FROM = {
+    "MultiKueue": (0, 9),  # alpha (off) in v0.6-v0.8, beta (on) from v0.9
+    "TopologyAwareScheduling": (0, 14),  # beta, on by default
+    "AssignQueueLabelsForPods": (0, 17),  # beta
+}
+
+
+def gate_on(feature_gates: Mapping[str, Any], gate: str, release: tuple[int, ...]) -> bool:
+    """A feature gate in a release: the Configuration's `featureGates`, else the release's default."""
+    value = feature_gates.get(gate)
+    return value if isinstance(value, bool) else tuple(release[:2]) >= GATE_ON_FROM[gate]
 
 
 def _release(release: tuple[int, int]) -> tuple[int, int]:

@@ -21,7 +21,6 @@ from kueueplan.validate.rules.references import dig, missing_ref
 from kueueplan.validate.rules.tas import MULTIKUEUE_SKIPS_TAS_SINCE, gate_enabled, tas_enabled, tas_flavors
 
 MULTIKUEUE_GATE = "MultiKueue"
-MULTIKUEUE_ON_BY_DEFAULT = (0, 9)  # pkg/features/kube_features.go: alpha (off) in v0.6-v0.8, beta (on) from v0.9
 ON_FLAVORS_FILLED = (0, 15)  # pkg/util/admissioncheck NewAdmissionChecks: empty onFlavors = every flavor
 MK_WITH_PROVREQ_SINCE = (0, 16)  # ClusterQueueActiveReasonMultiKueueWithProvisioningRequest
 TAS_WITH_COHORTS_SINCE = (0, 11)  # before: "TAS is not supported for cohorts" (and withinClusterQueue preemption)
@@ -98,7 +97,7 @@ def multikueue_check_bad_parameters(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """
     if not obj.is_kueue() or obj.spec.get("controllerName") != MULTIKUEUE_CONTROLLER:
         return
-    enabled, _release, why = gate_enabled(obj, ctx, MULTIKUEUE_GATE, MULTIKUEUE_ON_BY_DEFAULT)
+    enabled, _release, why = gate_enabled(obj, ctx, MULTIKUEUE_GATE)
     if why and not enabled:
         yield Hit(obj, ("spec", "controllerName"), f"the MultiKueue feature gate is off ({why}), so no controller "
                                                    f"marks this check active: {_inactive(obj.name, ctx)}; turn the "

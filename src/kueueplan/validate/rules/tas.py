@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kueueplan.kube.configuration import gate_on
 from kueueplan.kube.names import qualified_name_errors
 from kueueplan.kube.objects import MULTIKUEUE_CONTROLLER
 from kueueplan.kube.podsets import queue_name_of
@@ -21,7 +22,6 @@ from kueueplan.validate.registry import Hit, rule
 from kueueplan.validate.rules.references import WORKLOAD_KINDS, dig, missing_ref
 
 TAS_GATE = "TopologyAwareScheduling"
-TAS_ON_BY_DEFAULT = (0, 14)
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
@@ -30,21 +30,21 @@ TOPOLOGY_NOT_FOUND_SINCE = (0, 10)  # ClusterQueueActiveReasonTopologyNotFound
 MULTIKUEUE_SKIPS_TAS_SINCE = (0, 15)  # isTASViolated: "topology runs on worker clusters"; before, MK + TAS = inactive
 
 
-def gate_enabled(obj: Obj, ctx: Context, gate: str, on_from: tuple[int, int]) -> tuple[bool, tuple[int, int], str]:
+def gate_enabled(obj: Obj, ctx: Context, gate: str) -> tuple[bool, tuple[int, int], str]:
     """(is Kueue feature gate `gate` on for `obj`, its release, where that comes from): the Configuration's
-    `featureGates`, else the release's default (on from `on_from`)."""
+    `featureGates`, else the release's default (kube.configuration.GATE_ON_FROM)."""
     effective = universe_configuration(ctx, obj)
     if effective is None:
         return False, (0, 0), ""  # an unreadable Configuration: KP450 says why; judge nothing here
-    release = effective.release
-    value = effective.config.feature_gates.get(gate)
-    if value is not None:
-        return bool(value), release, f"featureGates.{gate}={str(value).lower()} ({effective.describe()})"
-    return release >= on_from, release, f"Kueue v{release[0]}.{release[1]}'s default"
+    release, gates = effective.release, effective.config.feature_gates
+    on = gate_on(gates, gate, release)
+    if gate in gates:
+        return on, release, f"featureGates.{gate}={str(gates[gate]).lower()} ({effective.describe()})"
+    return on, release, f"Kueue v{release[0]}.{release[1]}'s default"
 
 
 def tas_enabled(obj: Obj, ctx: Context) -> tuple[bool, tuple[int, int], str]:
-    return gate_enabled(obj, ctx, TAS_GATE, TAS_ON_BY_DEFAULT)
+    return gate_enabled(obj, ctx, TAS_GATE)
 
 
 def topology_levels(topology: Obj) -> list[str]:
