@@ -554,10 +554,16 @@ def _namespace_selector(plan: TeamPlan, queue: QueuePlan) -> dict[str, Any] | No
     if queue.spec.namespaceSelector is not None:
         return _dump(queue.spec.namespaceSelector)
     unlabelled = [name for name, ns in plan.namespaces if ns is not None and not ns.create]
-    if unlabelled or plan.shares_namespaces:
+    return generated_selector(plan.entry.name, plan.namespace_names, bool(unlabelled or plan.shares_namespaces))
+
+
+def generated_selector(team: str, namespaces: list[str], by_name: bool) -> dict[str, Any]:
+    """The selector build writes for a team's queues: by the team label, or by name when some namespaces carry no
+    team label (not created by kueueplan, or shared with another team). Import omits a selector equal to it."""
+    if by_name:
         return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
-                                      "values": sorted(plan.namespace_names)}]}
-    return {"matchLabels": {TEAM_LABEL: plan.entry.name}}
+                                      "values": sorted(namespaces)}]}
+    return {"matchLabels": {TEAM_LABEL: team}}
 
 
 def _check_allowed_flavors(ctx: EnvContext, plan: TeamPlan, queue: QueuePlan) -> None:

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from kueueplan.compile.context import TEAM_LABEL
+from kueueplan.compile.kueue import generated_selector
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
@@ -228,15 +229,6 @@ def _team_namespaces(queues: list[Mapping[str, Any]], namespaces: dict[str, Mapp
     return out
 
 
-def _generated_selector(team: str, spaces: list[dict[str, Any]], shared: bool) -> dict[str, Any]:
-    """The namespaceSelector build writes for a team's queue (compile/kueue.py _namespace_selector): by name when
-    a namespace is not kueueplan's to label (create: false) or is shared with another team, else the team label."""
-    if shared or any(ns.get("create") is False for ns in spaces):
-        return {"matchExpressions": [{"key": NAME_LABEL, "operator": "In",
-                                      "values": sorted(ns["name"] for ns in spaces)}]}
-    return {"matchLabels": {TEAM_LABEL: team}}
-
-
 _MISSING = object()
 
 
@@ -248,7 +240,8 @@ def _team(name: str, cqs: list[Mapping[str, Any]], queues: dict[str, list[Mappin
     fields = [_queue_fields(cq) for cq in cqs]
     mine = [lq for cq in cqs for lq in queues[cq["metadata"]["name"]]]
     spaces = _team_namespaces(mine, namespaces)
-    generated = _generated_selector(name, spaces, shared)
+    generated = generated_selector(name, [ns["name"] for ns in spaces],
+                                   shared or any(ns.get("create") is False for ns in spaces))
     for f in fields:
         if f.get("namespaceSelector") == generated:
             del f["namespaceSelector"]
