@@ -7,6 +7,8 @@ large (20 CPU, 1 s, priority 200, every 1.2 s). Inputs:
 
 - baseline: 5 cohorts x 6 ClusterQueues, 15,000 workloads (target <= 5 s);
 - large: 10 cohorts x 100 ClusterQueues, 50,000 workloads (issue 16: <= 12 s CPU, any input of that shape);
+- kueue-large-scale: Kueue's own large-scale input (configs/large-scale/generator.yaml): the same shape with
+  35/11/4 workloads per class and queue, run times 150/350/700 ms, one every 60/300/700 ms;
 - large-slow-dense: the same, run times x3 and arrivals twice as dense (queues stay full far longer);
 - large-jitter: the same, each `workloads` entry with its own seeded run time (x0.5 to x3), spacing (x0.4 to
   x1.5) and start (0 to 2 s), so no two ClusterQueues move in step.
@@ -44,14 +46,23 @@ CLASSES = [  # name, cpu, runFor (ms), priority, every (ms)
     ("medium", "5", 500, 100, 500),
     ("large", "20", 1000, 200, 1200),
 ]
+# Kueue's own large-scale input (test/performance/scheduler/configs/large-scale/generator.yaml): the same
+# shape, with its run times and creation intervals
+KUEUE_LARGE_SCALE_CLASSES = [
+    ("small", "1", 150, 50, 60),
+    ("medium", "5", 350, 100, 300),
+    ("large", "20", 700, 200, 700),
+]
 # name: cohorts, queues per cohort, workloads per class and queue, variant
 SIZES: dict[str, tuple[int, int, tuple[int, int, int], str]] = {
     "baseline": (5, 6, (350, 100, 50), "plain"),
     "large": (10, 100, (35, 10, 5), "plain"),
+    "kueue-large-scale": (10, 100, (35, 11, 4), "kueue"),
     "large-slow-dense": (10, 100, (35, 10, 5), "slow-dense"),
     "large-jitter": (10, 100, (35, 10, 5), "jitter"),
 }
-TARGETS = {"baseline": 5.0, "large": 12.0, "large-slow-dense": 12.0, "large-jitter": 12.0}
+TARGETS = {"baseline": 5.0, "large": 12.0, "kueue-large-scale": 12.0, "large-slow-dense": 12.0,
+           "large-jitter": 12.0}
 CPU_LIMIT = 180  # seconds of CPU per process: a run past it is stopped and reported as such
 
 
@@ -85,7 +96,8 @@ def scenario(cohorts: int, queues: int, counts: tuple[int, int, int], variant: s
                                                                 "borrowingLimit": "100"}]}]}]}})
             manifests.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                               "metadata": {"namespace": "default", "name": cq}, "spec": {"clusterQueue": cq}})
-            for (name, cpu, run_for, _, every), count in zip(CLASSES, counts):
+            classes = KUEUE_LARGE_SCALE_CLASSES if variant == "kueue" else CLASSES
+            for (name, cpu, run_for, _, every), count in zip(classes, counts):
                 at, run_for, every = _timing(variant, rng, run_for, every)
                 workloads.append({
                     "at": f"{at}ms", "count": count, "every": f"{every}ms", "runFor": f"{run_for}ms",
