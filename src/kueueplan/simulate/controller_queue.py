@@ -12,9 +12,9 @@ from typing import Any, Iterable
 
 from kueueplan.simulate import scheduler
 from kueueplan.simulate.admissibility import never_admissible_reason
-from kueueplan.simulate.flavorassigner import Assignment
+from kueueplan.simulate.flavorassigner import Assignment, single_flavor_usage
 from kueueplan.simulate.queue import ClusterQueueQueue
-from kueueplan.simulate.resource_node import build_tree
+from kueueplan.simulate.resource_node import FR, build_tree
 from kueueplan.simulate.workload import INADMISSIBLE, PENDING, QUOTA_RESERVED, SimWorkload
 
 _EMPTY: tuple[SimWorkload, ...] = ()
@@ -71,7 +71,7 @@ class QueueController:
         wl.message = message
         never = None
         if reason == scheduler.NO_FIT:
-            never = self._never_admissible(wl, cq)
+            never = self.never_admissible(wl, cq)
             if never is not None:
                 self._mark_inadmissible(wl, never)
             elif wl.state == INADMISSIBLE:
@@ -127,8 +127,11 @@ class QueueController:
                 self.orphans[wl.key] = wl
 
     def _config_changed(self) -> None:
+        self.deferred.resolve()  # before the objects and the tree its messages read are replaced
         self._active = None
         self._verdicts.clear()
+        self._requests.clear()
+        self._cq_flavors.clear()
         self._problems.clear()
         self._config_generation += 1
         self.tree = build_tree(self.cluster)
@@ -243,14 +246,34 @@ class QueueController:
             return _EMPTY
         return self.holders.get(cq, {}).values()
 
-    def _never_admissible(self, wl: SimWorkload, cq: str) -> str | None:
-        """never_admissible_reason, remembered per spec and ClusterQueue until the configuration changes (it
-        reads quotas and flavors, never usage; specs are shared by the copies of a `workloads` entry)."""
-        key = (id(wl.spec), cq)
+    def never_admissible(self, wl: SimWorkload, cq: str) -> str | None:
+        """never_admissible_reason, remembered per pod sets and ClusterQueue until the configuration changes (it
+        reads their quotas and flavors and the pod sets, never usage; the copies of a `workloads` entry share
+        one pod-set tuple)."""
+        pod_sets = wl.spec.pod_sets
+        key = (id(pod_sets), cq)
         got = self._verdicts.get(key)
-        if got is None or got[0] is not wl.spec:
-            got = self._verdicts[key] = (wl.spec, never_admissible_reason(self.cluster, self.tree, wl.spec, cq))
+        if got is None or got[0] is not pod_sets:
+            got = self._verdicts[key] = (pod_sets, never_admissible_reason(self.cluster, self.tree, wl.spec, cq))
         return got[1]
+
+    def requested_usage(self, wl: SimWorkload, cq: str) -> dict[FR, int] | None:
+        """flavorassigner.single_flavor_usage, remembered like never_admissible."""
+        pod_sets = wl.spec.pod_sets
+        key = (id(pod_sets), cq)
+        got = self._requests.get(key)
+        if got is None or got[0] is not pod_sets:
+            got = self._requests[key] = (pod_sets, single_flavor_usage(self.cluster.cluster_queues[cq], pod_sets))
+        return got[1]
+
+    def flavors_of(self, cq: str) -> dict[str, Any]:
+        """The ResourceFlavors a ClusterQueue names (those that exist), until the configuration changes."""
+        got = self._cq_flavors.get(cq)
+        if got is None:
+            flavors = self.cluster.resource_flavors
+            got = self._cq_flavors[cq] = {f: flavors[f] for f in self.cluster.cluster_queues[cq].flavor_names()
+                                          if f in flavors}
+        return got
 
     def admissibility_problem(self, wl: SimWorkload, cq_name: str) -> tuple[str, str] | None:
         """Stopped LocalQueue or unselected namespace: remembered per LocalQueue and ClusterQueue until the

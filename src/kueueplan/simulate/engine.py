@@ -91,6 +91,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         # verdicts that read objects only, emptied on every configuration change (controller_queue)
         self._verdicts: dict[tuple[int, str], tuple[Any, str | None]] = {}
         self._problems: dict[tuple[str, str | None, str], tuple[str, str] | None] = {}
+        self._requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]] = {}
+        self._cq_flavors: dict[str, dict[str, Any]] = {}
+        self.deferred = scheduler.DeferredMessages()  # quota messages of heads parked without a flavor scan
         self._parked: dict[str, set[str]] = {}  # cohort tree -> ClusterQueues with parked workloads
         # The holders' part of _signature, kept up to date on every change instead of walking all holders
         # after every cycle: a sum of per-holder hashes (order-free), and each holder's term.
@@ -136,6 +139,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
                 self.progress(len(self.workloads), total)
         if until is not None:
             self.now = max(self.now, until)
+        self.deferred.resolve()
         self._explain_waiting()
         return self
 

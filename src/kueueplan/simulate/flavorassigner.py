@@ -302,5 +302,47 @@ class FlavorAssigner:
         return a
 
 
+def single_flavor_usage(cq: ClusterQueue, pod_sets: tuple[PodSet, ...]) -> dict[FR, int] | None:
+    """The usage of a full assignment when each resource group a pod set needs has one flavor (there is then
+    nothing to choose); None otherwise, or when a requested resource is not covered."""
+    covers_pods = cq.group_for("pods") is not None
+    out: dict[FR, int] = {}
+    for ps in pod_sets:
+        requests = ps.total(ps.count)
+        if covers_pods:
+            requests["pods"] = ps.count
+        for res, qty in requests.items():
+            group = cq.group_for(res)
+            if group is None:
+                if qty:
+                    return None
+                continue
+            if len(group.flavors) != 1:
+                return None
+            fr = (group.flavors[0].name, res)
+            out[fr] = out.get(fr, 0) + qty
+    return out
+
+
+def quota_message(cq: ClusterQueue, node: Node, flavors: Mapping[str, ResourceFlavor], pod_sets: tuple[PodSet, ...],
+                  usage: dict[FR, int], shared: dict[FR, int] | None) -> str:
+    """The message of a nomination that neither fits nor preempts, with the ClusterQueue's usage and its cohort
+    root's (`shared`) as they were then: the reasons do not depend on the preemption oracle's answers."""
+    root = node.parent
+    saved = node.usage, root.usage if root is not None else None
+    node.usage = usage
+    if root is not None and shared is not None:
+        root.usage = shared
+    try:
+        a = FlavorAssigner(cq, node, flavors, lambda fr, qty: (NO_CANDIDATES, 0)).run(pod_sets)
+    finally:
+        node.usage = saved[0]
+        if root is not None and saved[1] is not None:
+            root.usage = saved[1]
+    if a.mode() == MODE_NO_FIT:
+        return a.message()
+    return a.message() or "waiting for quota"
+
+
 __all__ = ["FlavorAssigner", "Assignment", "PodSetAssignment", "flavor_matches", "MODE_FIT", "MODE_PREEMPT",
            "MODE_NO_FIT", "NO_FIT", "NO_CANDIDATES", "PREEMPT", "RECLAIM", "FIT"]

@@ -12,12 +12,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kueueplan.kube.objects import ANY, selector_matches
 from kueueplan.simulate import fairsharing, preemption
 from kueueplan.simulate.context import SchedulingContext as Simulation
 from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, NAMESPACE_MISMATCH, NO_CANDIDATES,
                                       NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
-from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT)
+from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT,
+                                               quota_message)
 from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
@@ -124,6 +127,12 @@ def run_cycle(sim: Simulation) -> bool:
             e.message, e.requeue_reason = problem
             inadmissible.append(e)
             continue
+        if _surely_parked(sim, wl, cq_name):
+            wl.last_assignment = None  # what its scan would record: one flavor per group, nothing to resume
+            e.requeue_reason = NO_CANDIDATES
+            e.message = sim.deferred.defer(wl, cq_name, sim)
+            inadmissible.append(e)
+            continue
         e.assignment, e.targets = get_assignments(sim, wl, cq_name)
         entries.append(e)
     if sim.fair_sharing is not None:
@@ -155,6 +164,52 @@ def run_cycle(sim: Simulation) -> bool:
             if t.workload.holds_quota:
                 sim.evict(t.workload, preempted_by=e.wl, reason=t.reason)
     return progress
+
+
+def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
+    """The head can neither be admitted nor preempt, told without its flavor assignment and preemption search:
+    one flavor per resource group, no partial admission, and preemption.cannot_preempt on its full request
+    (which is below what it needs, so it does not fit either). Such a nomination only parks the head with its
+    quota message, which DeferredMessages computes if it is still shown at the end. Not for fair sharing (the
+    search differs), a reclaimWithinCohort other than Any (a head without candidates reserves quota for the rest
+    of the cycle) or a never-admissible head (its verdict depends on the outcome: NoFit or no candidates)."""
+    if sim.fair_sharing is not None:
+        return False
+    cq = sim.cluster.cluster_queues[cq_name]
+    if cq.preemption.reclaim_within_cohort != ANY:
+        return False
+    usage = sim.requested_usage(wl, cq_name)
+    if usage is None or sim.never_admissible(wl, cq_name) is not None:
+        return False
+    if sim.config.partial_admission and sim.version >= (0, 5) and \
+            any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
+        return False
+    return preemption.cannot_preempt(sim, wl, cq, sim.tree.cqs[cq_name], usage)
+
+
+class DeferredMessages:
+    """The quota messages of heads parked by _surely_parked: each is a flavor assignment run, so it is made
+    only for a message still shown at the end of the run (or when a configuration change is about to
+    replace the objects it reads), from copies of the usage the nomination saw."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[str, SimWorkload, Any, Node, dict[FR, int], dict[FR, int] | None, Any]] = {}
+        self._count = 0
+
+    def defer(self, wl: SimWorkload, cq_name: str, sim: Simulation) -> str:
+        self._count += 1
+        token = f"\0deferred quota message {self._count}"
+        node = sim.tree.cqs[cq_name]
+        shared = dict(node.parent.usage) if node.parent is not None else None
+        self._pending[wl.key] = (token, wl, sim.cluster.cluster_queues[cq_name], node, dict(node.usage), shared,
+                                 sim.flavors_of(cq_name))
+        return token
+
+    def resolve(self) -> None:
+        for token, wl, cq, node, usage, shared, flavors in self._pending.values():
+            if wl.message is token:
+                wl.message = quota_message(cq, node, flavors, wl.spec.pod_sets, usage, shared)
+        self._pending.clear()
 
 
 class _Claimed(dict[str, SimWorkload]):
