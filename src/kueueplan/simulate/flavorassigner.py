@@ -324,6 +324,32 @@ def single_flavor_usage(cq: ClusterQueue, pod_sets: tuple[PodSet, ...]) -> dict[
     return out
 
 
+def fitting_assignment(cq: ClusterQueue, pod_sets: tuple[PodSet, ...], borrowing: int) -> Assignment:
+    """What assign() builds for pod sets that fit a ClusterQueue with one flavor per resource group, in the
+    same order (a group's resources together, when its first one comes up in sorted order)."""
+    covers_pods = cq.group_for("pods") is not None
+    result = Assignment(borrowing=borrowing)
+    for ps in pod_sets:
+        requests = ps.total(ps.count)
+        if covers_pods:
+            requests["pods"] = ps.count
+        psa = PodSetAssignment(ps.name, ps.count, requests)
+        for res in sorted(requests):
+            group = cq.group_for(res)
+            if group is None or res in psa.flavors:
+                continue
+            fname = group.flavors[0].name
+            for r in sorted(r for r in requests if r in group.covered_resources):
+                psa.flavors[r] = fname
+                psa.modes[r] = MODE_FIT
+                psa.tried[r] = -1
+        result.pod_sets.append(psa)
+        for r, f in psa.flavors.items():
+            fr = (f, r)
+            result.usage[fr] = result.usage.get(fr, 0) + requests[r]
+    return result
+
+
 def quota_message(cq: ClusterQueue, node: Node, flavors: Mapping[str, ResourceFlavor], pod_sets: tuple[PodSet, ...],
                   usage: dict[FR, int], shared: dict[FR, int] | None) -> str:
     """The message of a nomination that neither fits nor preempts, with the ClusterQueue's usage and its cohort
@@ -344,5 +370,5 @@ def quota_message(cq: ClusterQueue, node: Node, flavors: Mapping[str, ResourceFl
     return a.message() or "waiting for quota"
 
 
-__all__ = ["FlavorAssigner", "Assignment", "PodSetAssignment", "flavor_matches", "MODE_FIT", "MODE_PREEMPT",
+__all__ = ["FlavorAssigner", "Assignment", "fitting_assignment", "single_flavor_usage", "quota_message", "PodSetAssignment", "flavor_matches", "MODE_FIT", "MODE_PREEMPT",
            "MODE_NO_FIT", "NO_FIT", "NO_CANDIDATES", "PREEMPT", "RECLAIM", "FIT"]

@@ -484,20 +484,11 @@ def cannot_preempt(state: State, wl: SimWorkload, cq: ClusterQueue, node: Node, 
     root = node.parent
     if root is not None and (not root.flat or root.parent is not None or p.borrow_within_cohort.policy != NEVER):
         return False
-    own: dict[FR, int] = {}
-    if p.within_cluster_queue == LOWER_PRIORITY:
-        prio = wl.priority
-        for w in state.workloads_in(node.name):
-            if w.spec.priority < prio:
-                for fr, v in w.usage.items():
-                    own[fr] = own.get(fr, 0) + v
-    elif p.within_cluster_queue != NEVER:
+    if p.within_cluster_queue not in (NEVER, LOWER_PRIORITY):
         return False
-    over = short = False
+    rooms: dict[FR, int] = {}
     for fr, v in usage.items():
-        used, nominal, removable = node.usage.get(fr, 0), node.subtree.get(fr, 0), own.get(fr, 0)
-        if used - removable + v > nominal:
-            over = True
+        used, nominal = node.usage.get(fr, 0), node.subtree.get(fr, 0)
         if root is None:
             room = nominal - used
         else:
@@ -505,7 +496,24 @@ def cannot_preempt(state: State, wl: SimWorkload, cq: ClusterQueue, node: Node, 
             limit = node.borrowing.get(fr)
             if limit is not None and nominal + limit - used < room:
                 room = nominal + limit - used
-        if room + removable < v:
+        if room < v:
+            rooms[fr] = room
+    if not rooms:
+        return False  # it fits, or only removals could make it: the usual cheap case is answered first
+    own: dict[FR, int] = {}
+    if p.within_cluster_queue == LOWER_PRIORITY:
+        prio = wl.priority
+        for w in state.workloads_in(node.name):
+            if w.spec.priority < prio:
+                for fr, v in w.usage.items():
+                    own[fr] = own.get(fr, 0) + v
+    over = short = False
+    for fr, v in usage.items():
+        removable = own.get(fr, 0)
+        if node.usage.get(fr, 0) - removable + v > node.subtree.get(fr, 0):
+            over = True
+        room = rooms.get(fr)
+        if room is not None and room + removable < v:
             short = True
     return over and short
 

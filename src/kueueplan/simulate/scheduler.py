@@ -20,8 +20,8 @@ from kueueplan.simulate.context import SchedulingContext as Simulation
 from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, NAMESPACE_MISMATCH, NO_CANDIDATES,
                                       NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT,
-                                               quota_message)
-from kueueplan.simulate.resource_node import FR, Node
+                                               fitting_assignment, quota_message)
+from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
 def make_assigner(sim: Simulation, wl: SimWorkload, cq_name: str) -> FlavorAssigner:
@@ -58,6 +58,9 @@ def _outdated(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
 
 def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str
                          ) -> tuple[Assignment, list[preemption.Target]]:
+    fit = _direct_fit(sim, wl, cq_name)
+    if fit is not None:
+        return fit, []
     assigner = make_assigner(sim, wl, cq_name)
     full = assigner.run(wl.spec.pod_sets)
     mode = full.mode()
@@ -166,6 +169,41 @@ def run_cycle(sim: Simulation) -> bool:
     return progress
 
 
+def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | None:
+    """The head's full request where its flavor scan has nothing to choose and quota is plain arithmetic:
+    classical preemption, a ClusterQueue alone or in a flat cohort, one flavor per resource group, and a
+    workload that is not never-admissible (so every pod set matches the flavor and no request exceeds what
+    the queue could ever hold). None otherwise: the full path runs."""
+    if sim.fair_sharing is not None:
+        return None
+    root = sim.tree.cqs[cq_name].parent
+    if root is not None and (not root.flat or root.parent is not None):
+        return None
+    usage = sim.requested_usage(wl, cq_name)
+    if usage is None or sim.never_admissible(wl, cq_name) is not None:
+        return None
+    return usage
+
+
+def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str) -> Assignment | None:
+    """The assignment of a head that fits as it is, built without the scan (flavorassigner.fitting_assignment),
+    when _plain_request allows and no earlier scan is resumed."""
+    last = wl.last_assignment
+    if last is not None and any(i >= 0 for tried in last.tried for i in tried.values()):
+        return None
+    usage = _plain_request(sim, wl, cq_name)
+    if usage is None:
+        return None
+    node = sim.tree.cqs[cq_name]
+    for fr, v in usage.items():
+        if v > node.cq_available(fr):
+            return None
+    borrowing = 0
+    for fr, v in usage.items():
+        borrowing = max(borrowing, find_height_of_lowest_subtree_that_fits(node, fr, v)[0])
+    return fitting_assignment(sim.cluster.cluster_queues[cq_name], wl.spec.pod_sets, borrowing)
+
+
 def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
     """The head can neither be admitted nor preempt, told without its flavor assignment and preemption search:
     one flavor per resource group, no partial admission, and preemption.cannot_preempt on its full request
@@ -173,13 +211,11 @@ def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
     quota message, which DeferredMessages computes if it is still shown at the end. Not for fair sharing (the
     search differs), a reclaimWithinCohort other than Any (a head without candidates reserves quota for the rest
     of the cycle) or a never-admissible head (its verdict depends on the outcome: NoFit or no candidates)."""
-    if sim.fair_sharing is not None:
-        return False
     cq = sim.cluster.cluster_queues[cq_name]
     if cq.preemption.reclaim_within_cohort != ANY:
         return False
-    usage = sim.requested_usage(wl, cq_name)
-    if usage is None or sim.never_admissible(wl, cq_name) is not None:
+    usage = _plain_request(sim, wl, cq_name)
+    if usage is None:
         return False
     if sim.config.partial_admission and sim.version >= (0, 5) and \
             any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
