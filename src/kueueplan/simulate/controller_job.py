@@ -14,6 +14,7 @@ Configuration's `resources` (excludeResourcePrefixes, transformations).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -84,7 +85,7 @@ class JobController:
         cached = self._derived.get(key)
         if cached is None:
             cached = self._derived[key] = self._effective_spec(t.manifest)
-        return dataclasses.replace(cached, name=t.name)
+        return _renamed(cached, t.name)
 
     def _resubmit(self, wl: SimWorkload) -> None:
         """An outside controller (SkyPilot, a workflow engine) creates the deleted Pod again as <name>-rN."""
@@ -156,6 +157,15 @@ class JobController:
         self._config_changed()
         if obj.kind == "WorkloadPriorityClass":
             self._refresh_priorities(obj.name)
+
+
+def _renamed(spec: WorkloadSpec, name: str) -> WorkloadSpec:
+    """dataclasses.replace(spec, name=name) without re-running the constructor (one per workload of a large
+    run); the key cached from the old name is dropped."""
+    new = copy.copy(spec)
+    object.__setattr__(new, "name", name)
+    new.__dict__.pop("key", None)
+    return new
 
 
 def _max_exec(manifest: Any) -> int | None:

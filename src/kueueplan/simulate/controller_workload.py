@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from kueueplan.simulate.flavorassigner import Assignment
+from kueueplan.simulate.resource_node import FR
 from kueueplan.simulate.scenario import NEVER
 from kueueplan.simulate.workload import (ADMITTED, DEACTIVATED, PENDING, QUOTA_RESERVED, SimWorkload)
 
@@ -47,6 +48,7 @@ class WorkloadController:
         wl.message = ""
         self.tree.cqs[cq_name].add_usages(wl.usage)
         self.holders.setdefault(cq_name, {})[wl.key] = wl
+        self._count_usage(wl, +1)
         self._rehash_holder(wl, True)
         q = self.queues[cq_name]
         if q.sticky == wl.key:
@@ -93,6 +95,26 @@ class WorkloadController:
     def admission_blocked(self) -> bool:
         policy = self.config.pods_ready
         return policy is not None and policy.block_admission and self._not_ready > 0
+
+    def _count_usage(self, wl: SimWorkload, sign: int) -> None:
+        """Keep per ClusterQueue and priority the usage of its quota holders (usage_below)."""
+        acc = self._usage_by_priority.setdefault(wl.cluster_queue or "", {}).setdefault(wl.priority, {})
+        for fr, v in wl.usage.items():
+            acc[fr] = acc.get(fr, 0) + sign * v
+
+    def usage_below(self, cq: str, priority: int) -> dict[FR, int]:
+        """The usage of a ClusterQueue's preemption candidates under withinClusterQueue LowerPriority: its quota
+        holders below `priority` (none while it is inactive, as workloads_in)."""
+        if self._active is None:
+            self.active_cluster_queues()
+        if cq not in self._active_set:
+            return {}
+        out: dict[FR, int] = {}
+        for prio, usage in self._usage_by_priority.get(cq, {}).items():
+            if prio < priority:
+                for fr, v in usage.items():
+                    out[fr] = out.get(fr, 0) + v
+        return out
 
     # ------------------------------------------------------------------ timers
 
@@ -145,8 +167,8 @@ class WorkloadController:
         if cq is not None and cq in self.tree.cqs and wl.holds_quota:
             self.tree.cqs[cq].remove_usages(wl.usage)
         wl.last_assignment = None
-        if cq is not None:
-            self.holders.get(cq, {}).pop(wl.key, None)
+        if cq is not None and self.holders.get(cq, {}).pop(wl.key, None) is not None:
+            self._count_usage(wl, -1)
         self._rehash_holder(wl, False)
         wl.usage = {}
         wl.checks = {}
@@ -240,8 +262,11 @@ class WorkloadController:
                 and wl.key not in self.orphans
             if queued:
                 self.queues[wl.cluster_queue].remove(wl.key)
+            if wl.holds_quota:
+                self._count_usage(wl, -1)
             wl.spec = dataclasses.replace(spec, priority=wpc.value)
             if wl.holds_quota:
+                self._count_usage(wl, +1)
                 self._rehash_holder(wl, True)
             if queued:
                 self._place(wl)

@@ -36,6 +36,8 @@ class State(Protocol):
 
     def workloads_in(self, cq: str) -> Iterable[SimWorkload]: ...
 
+    def usage_below(self, cq: str, priority: int) -> dict[FR, int]: ...  # of workloads_in(cq) below a priority
+
     def preemption_cache(self) -> dict: ...  # emptied whenever holders or usage may have changed
 
 
@@ -500,13 +502,7 @@ def cannot_preempt(state: State, wl: SimWorkload, cq: ClusterQueue, node: Node, 
             rooms[fr] = room
     if not rooms:
         return False  # it fits, or only removals could make it: the usual cheap case is answered first
-    own: dict[FR, int] = {}
-    if p.within_cluster_queue == LOWER_PRIORITY:
-        prio = wl.priority
-        for w in state.workloads_in(node.name):
-            if w.spec.priority < prio:
-                for fr, v in w.usage.items():
-                    own[fr] = own.get(fr, 0) + v
+    own = state.usage_below(node.name, wl.priority) if p.within_cluster_queue == LOWER_PRIORITY else {}
     over = short = False
     for fr, v in usage.items():
         removable = own.get(fr, 0)

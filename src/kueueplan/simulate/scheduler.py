@@ -32,12 +32,14 @@ def make_assigner(sim: Simulation, wl: SimWorkload, cq_name: str) -> FlavorAssig
                           wl.last_assignment)
 
 
-def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str) -> tuple[Assignment, list[preemption.Target]]:
+def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None
+                    ) -> tuple[Assignment, list[preemption.Target]]:
     """getAssignments: drop an outdated LastAssignment, then getInitialAssignments (full size first, then
-    partial admission when it has a minCount); the result is recorded as the new LastAssignment."""
+    partial admission when it has a minCount); the result is recorded as the new LastAssignment. `plain`: the
+    head's _plain_request, when it has one."""
     if wl.last_assignment is not None and _outdated(sim, wl, cq_name):
         wl.last_assignment = None
-    assignment, targets = _initial_assignments(sim, wl, cq_name)
+    assignment, targets = _initial_assignments(sim, wl, cq_name, plain)
     wl.last_assignment = LastAssignment(assignment.tried(), sim.cq_generation(cq_name), sim.cycle,
                                         wl.equivalence_hash())
     return assignment, targets
@@ -56,9 +58,9 @@ def _outdated(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
     return sim.cq_generation(cq_name) > last.generation
 
 
-def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str
+def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None
                          ) -> tuple[Assignment, list[preemption.Target]]:
-    fit = _direct_fit(sim, wl, cq_name)
+    fit = _direct_fit(sim, wl, cq_name, plain) if plain is not None else None
     if fit is not None:
         return fit, []
     assigner = make_assigner(sim, wl, cq_name)
@@ -130,13 +132,14 @@ def run_cycle(sim: Simulation) -> bool:
             e.message, e.requeue_reason = problem
             inadmissible.append(e)
             continue
-        if _surely_parked(sim, wl, cq_name):
+        plain = _plain_request(sim, wl, cq_name)
+        if plain is not None and _surely_parked(sim, wl, cq_name, plain):
             wl.last_assignment = None  # what its scan would record: one flavor per group, nothing to resume
             e.requeue_reason = NO_CANDIDATES
             e.message = sim.deferred.defer(wl, cq_name, sim)
             inadmissible.append(e)
             continue
-        e.assignment, e.targets = get_assignments(sim, wl, cq_name)
+        e.assignment, e.targets = get_assignments(sim, wl, cq_name, plain)
         entries.append(e)
     if sim.fair_sharing is not None:
         ordered = fairsharing.order_entries(sim, entries)
@@ -185,14 +188,11 @@ def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, i
     return usage
 
 
-def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str) -> Assignment | None:
+def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, int]) -> Assignment | None:
     """The assignment of a head that fits as it is, built without the scan (flavorassigner.fitting_assignment),
-    when _plain_request allows and no earlier scan is resumed."""
+    for a head with a _plain_request (`usage`) and no earlier scan to resume."""
     last = wl.last_assignment
     if last is not None and any(i >= 0 for tried in last.tried for i in tried.values()):
-        return None
-    usage = _plain_request(sim, wl, cq_name)
-    if usage is None:
         return None
     node = sim.tree.cqs[cq_name]
     for fr, v in usage.items():
@@ -204,18 +204,15 @@ def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str) -> Assignment | 
     return fitting_assignment(sim.cluster.cluster_queues[cq_name], wl.spec.pod_sets, borrowing)
 
 
-def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
+def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, int]) -> bool:
     """The head can neither be admitted nor preempt, told without its flavor assignment and preemption search:
-    one flavor per resource group, no partial admission, and preemption.cannot_preempt on its full request
+    a _plain_request (`usage`), no partial admission, and preemption.cannot_preempt on that full request
     (which is below what it needs, so it does not fit either). Such a nomination only parks the head with its
     quota message, which DeferredMessages computes if it is still shown at the end. Not for fair sharing (the
     search differs), a reclaimWithinCohort other than Any (a head without candidates reserves quota for the rest
     of the cycle) or a never-admissible head (its verdict depends on the outcome: NoFit or no candidates)."""
     cq = sim.cluster.cluster_queues[cq_name]
     if cq.preemption.reclaim_within_cohort != ANY:
-        return False
-    usage = _plain_request(sim, wl, cq_name)
-    if usage is None:
         return False
     if sim.config.partial_admission and sim.version >= (0, 5) and \
             any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
@@ -231,12 +228,19 @@ class DeferredMessages:
     def __init__(self) -> None:
         self._pending: dict[str, tuple[str, SimWorkload, Any, Node, dict[FR, int], dict[FR, int] | None, Any]] = {}
         self._count = 0
+        self._shared_key: tuple[int, int] | None = None
+        self._shared: dict[FR, int] = {}
 
     def defer(self, wl: SimWorkload, cq_name: str, sim: Simulation) -> str:
         self._count += 1
         token = f"\0deferred quota message {self._count}"
         node = sim.tree.cqs[cq_name]
-        shared = dict(node.parent.usage) if node.parent is not None else None
+        shared = None
+        if node.parent is not None:  # one copy per cohort and cycle: nominations do not change usage
+            key = (sim.cycle, id(node.parent))
+            if self._shared_key != key:
+                self._shared_key, self._shared = key, dict(node.parent.usage)
+            shared = self._shared
         self._pending[wl.key] = (token, wl, sim.cluster.cluster_queues[cq_name], node, dict(node.usage), shared,
                                  sim.flavors_of(cq_name))
         return token
