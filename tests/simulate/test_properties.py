@@ -230,14 +230,14 @@ def test_remembered_verdicts_match_fresh_ones(data: dict[str, Any]) -> None:
 
     cached = result_json(engine_mod.simulate(scenario_from_dict(data)))
     sim_cls = engine_mod.Simulation
-    originals = sim_cls._never_admissible, sim_cls.admissibility_problem
-    sim_cls._never_admissible = lambda self, wl, cq: never_admissible_reason(  # type: ignore[method-assign]
+    originals = sim_cls.never_admissible, sim_cls.admissibility_problem
+    sim_cls.never_admissible = lambda self, wl, cq: never_admissible_reason(  # type: ignore[method-assign]
         self.cluster, self.tree, wl.spec, cq)
     sim_cls.admissibility_problem = sim_cls._admissibility_problem  # type: ignore[method-assign]
     try:
         fresh = result_json(engine_mod.simulate(scenario_from_dict(data)))
     finally:
-        sim_cls._never_admissible, sim_cls.admissibility_problem = originals  # type: ignore[method-assign]
+        sim_cls.never_admissible, sim_cls.admissibility_problem = originals  # type: ignore[method-assign]
     assert cached == fresh
 
 

@@ -25,6 +25,8 @@ class SchedulingContext(Protocol):
     fair_sharing: dict[str, Any] | None
     config: Any  # simulate.configuration.SimConfiguration
     deferred: Any  # scheduler.DeferredMessages
+    plain_requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]]
+    fitting: dict[tuple[int, str, int], tuple[Any, Assignment]]
 
     @property
     def cluster_queues(self) -> dict[str, ClusterQueue]: ...
@@ -38,8 +40,6 @@ class SchedulingContext(Protocol):
     def admission_blocked(self) -> bool: ...
 
     def never_admissible(self, wl: SimWorkload, cq: str) -> str | None: ...
-
-    def requested_usage(self, wl: SimWorkload, cq: str) -> dict[FR, int] | None: ...
 
     def flavors_of(self, cq: str) -> dict[str, Any]: ...
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from kueueplan.simulate import scheduler
 from kueueplan.simulate.admissibility import never_admissible_reason
-from kueueplan.simulate.flavorassigner import Assignment, single_flavor_usage
+from kueueplan.simulate.flavorassigner import Assignment
 from kueueplan.simulate.queue import ClusterQueueQueue
 from kueueplan.simulate.resource_node import FR, build_tree
 from kueueplan.simulate.workload import INADMISSIBLE, PENDING, QUOTA_RESERVED, SimWorkload
@@ -130,7 +130,8 @@ class QueueController:
         self.deferred.resolve()  # before the objects and the tree its messages read are replaced
         self._active = None
         self._verdicts.clear()
-        self._requests.clear()
+        self.plain_requests.clear()
+        self.fitting.clear()
         self._cq_flavors.clear()
         self._problems.clear()
         self._config_generation += 1
@@ -255,15 +256,6 @@ class QueueController:
         got = self._verdicts.get(key)
         if got is None or got[0] is not pod_sets:
             got = self._verdicts[key] = (pod_sets, never_admissible_reason(self.cluster, self.tree, wl.spec, cq))
-        return got[1]
-
-    def requested_usage(self, wl: SimWorkload, cq: str) -> dict[FR, int] | None:
-        """flavorassigner.single_flavor_usage, remembered like never_admissible."""
-        pod_sets = wl.spec.pod_sets
-        key = (id(pod_sets), cq)
-        got = self._requests.get(key)
-        if got is None or got[0] is not pod_sets:
-            got = self._requests[key] = (pod_sets, single_flavor_usage(self.cluster.cluster_queues[cq], pod_sets))
         return got[1]
 
     def flavors_of(self, cq: str) -> dict[str, Any]:

@@ -91,7 +91,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         # verdicts that read objects only, emptied on every configuration change (controller_queue)
         self._verdicts: dict[tuple[int, str], tuple[Any, str | None]] = {}
         self._problems: dict[tuple[str, str | None, str], tuple[str, str] | None] = {}
-        self._requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]] = {}
+        # the scheduler's shortcuts: per pod sets and ClusterQueue, the plain request and fitting assignments
+        self.plain_requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]] = {}
+        self.fitting: dict[tuple[int, str, int], tuple[Any, Assignment]] = {}
         self._cq_flavors: dict[str, dict[str, Any]] = {}
         self.deferred = scheduler.DeferredMessages()  # quota messages of heads parked without a flavor scan
         self._parked: dict[str, set[str]] = {}  # cohort tree -> ClusterQueues with parked workloads

@@ -395,21 +395,26 @@ class Preemptor:
             need_avail -= u
             if need_avail > 0 or need_own > 0 or not fits():
                 continue
-            # fill back (fillBackWorkloads), on the same integers
+            # fill back (fillBackWorkloads), on the same integers. It fits now and keeps fitting after each
+            # step, so putting back another queue's workload (own usage and the cap unchanged) fits again
+            # exactly when the root's room stays at least v: that is a slack test, not a fits() call.
             for i in range(len(chosen) - 2, -1, -1):
                 back = chosen[i]
                 bu = back.wl.usage.get(fr, 0)
-                is_own = back.wl.cluster_queue == own_name
+                if back.wl.cluster_queue != own_name and root is not None:
+                    if v <= 0 or root_room + removed_total - bu >= v:
+                        removed_total -= bu
+                        chosen[i] = chosen[-1]
+                        chosen.pop()
+                    continue
                 removed_total -= bu
-                if is_own:
-                    removed_own -= bu
+                removed_own -= bu
                 if fits():
                     chosen[i] = chosen[-1]
                     chosen.pop()
                 else:
                     removed_total += bu
-                    if is_own:
-                        removed_own += bu
+                    removed_own += bu
             return chosen
         return None
 

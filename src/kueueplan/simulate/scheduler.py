@@ -20,8 +20,8 @@ from kueueplan.simulate.context import SchedulingContext as Simulation
 from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, NAMESPACE_MISMATCH, NO_CANDIDATES,
                                       NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT,
-                                               fitting_assignment, quota_message)
-from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits
+                                               fitting_assignment, quota_message, single_flavor_usage)
+from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
 def make_assigner(sim: Simulation, wl: SimWorkload, cq_name: str) -> FlavorAssigner:
@@ -176,32 +176,59 @@ def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, i
     """The head's full request where its flavor scan has nothing to choose and quota is plain arithmetic:
     classical preemption, a ClusterQueue alone or in a flat cohort, one flavor per resource group, and a
     workload that is not never-admissible (so every pod set matches the flavor and no request exceeds what
-    the queue could ever hold). None otherwise: the full path runs."""
+    the queue could ever hold). None otherwise: the full path runs. Remembered per pod sets and ClusterQueue
+    until the configuration changes (sim.plain_requests)."""
+    pod_sets = wl.spec.pod_sets
+    key = (id(pod_sets), cq_name)
+    got = sim.plain_requests.get(key)
+    if got is None or got[0] is not pod_sets:
+        got = sim.plain_requests[key] = (pod_sets, _plain(sim, wl, cq_name))
+    return got[1]
+
+
+def _plain(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | None:
     if sim.fair_sharing is not None:
         return None
     root = sim.tree.cqs[cq_name].parent
     if root is not None and (not root.flat or root.parent is not None):
         return None
-    usage = sim.requested_usage(wl, cq_name)
+    usage = single_flavor_usage(sim.cluster.cluster_queues[cq_name], wl.spec.pod_sets)
     if usage is None or sim.never_admissible(wl, cq_name) is not None:
         return None
     return usage
 
 
 def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, int]) -> Assignment | None:
-    """The assignment of a head that fits as it is, built without the scan (flavorassigner.fitting_assignment),
-    for a head with a _plain_request (`usage`) and no earlier scan to resume."""
+    """The assignment of a head that fits as it is, built without the scan (flavorassigner.fitting_assignment,
+    the same object for the same pod sets, queue and borrowing), for a head with a _plain_request (`usage`)
+    and no earlier scan to resume. Availability and the borrowing height are those of resource_node for a
+    ClusterQueue alone (nominal - usage; height 0) or in a flat cohort (the root's free quota capped by the
+    borrowing limit; height 0 within nominal, else the root's)."""
     last = wl.last_assignment
     if last is not None and any(i >= 0 for tried in last.tried for i in tried.values()):
         return None
     node = sim.tree.cqs[cq_name]
-    for fr, v in usage.items():
-        if v > node.cq_available(fr):
-            return None
+    root = node.parent
     borrowing = 0
     for fr, v in usage.items():
-        borrowing = max(borrowing, find_height_of_lowest_subtree_that_fits(node, fr, v)[0])
-    return fitting_assignment(sim.cluster.cluster_queues[cq_name], wl.spec.pod_sets, borrowing)
+        used, nominal = node.usage.get(fr, 0), node.subtree.get(fr, 0)
+        if root is None:
+            avail = nominal - used
+        else:
+            avail = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+            limit = node.borrowing.get(fr)
+            if limit is not None and nominal + limit - used < avail:
+                avail = nominal + limit - used
+            if used + v > nominal:
+                borrowing = root.height
+        if v > avail and v > 0:
+            return None
+    key = (id(wl.spec.pod_sets), cq_name, borrowing)
+    got = sim.fitting.get(key)
+    if got is None or got[0] is not wl.spec.pod_sets:
+        got = sim.fitting[key] = (wl.spec.pod_sets, fitting_assignment(sim.cluster.cluster_queues[cq_name],
+                                                                        wl.spec.pod_sets, borrowing))
+    return got[1]
 
 
 def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, int]) -> bool:
