@@ -38,7 +38,8 @@ class ScenarioSource:
     load_warnings: list[str] = field(default_factory=list)  # about a load given from outside (diff --load)
 
     @classmethod
-    def load(cls, path: Path, env: str | None = None) -> "ScenarioSource":
+    def load(cls, path: Path, env: str | None = None, raw: list[Any] | None = None) -> "ScenarioSource":
+        """A Scenario file or a spec folder's environment; `raw`: the file's documents, if already read."""
         if path.is_dir():
             from kueueplan.compile import scenario_for
 
@@ -58,7 +59,7 @@ class ScenarioSource:
         if not path.is_file():
             raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file or a spec folder with --env")
         yamlio.refuse_linked_out(path)
-        docs = [d for d in yamlio.load_file(path) if d.data is not None]
+        docs = [d for d in (yamlio.load_file(path) if raw is None else raw) if d.data is not None]
         if len(docs) != 1:
             raise KueueplanError(f"a Scenario file holds exactly one YAML document, found {len(docs)}", file=str(path))
         return cls.of(docs[0].data, str(path), path, docs[0])

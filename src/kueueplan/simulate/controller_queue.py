@@ -132,6 +132,7 @@ class QueueController:
         self._verdicts.clear()
         self.plain_requests.clear()
         self.fitting.clear()
+        self.parkable.clear()
         self._cq_flavors.clear()
         self._problems.clear()
         self._config_generation += 1

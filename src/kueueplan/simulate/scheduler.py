@@ -133,7 +133,7 @@ def run_cycle(sim: Simulation) -> bool:
             inadmissible.append(e)
             continue
         plain = _plain_request(sim, wl, cq_name)
-        if plain is not None and _surely_parked(sim, wl, cq_name, plain):
+        if plain is not None and sim.parkable[cq_name] and _surely_parked(sim, wl, cq_name, plain):
             wl.last_assignment = None  # what its scan would record: one flavor per group, nothing to resume
             e.requeue_reason = NO_CANDIDATES
             e.message = sim.deferred.defer(wl, cq_name, sim)
@@ -187,6 +187,8 @@ def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, i
 
 
 def _plain(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | None:
+    if cq_name not in sim.parkable:  # see _surely_parked
+        sim.parkable[cq_name] = sim.cluster.cluster_queues[cq_name].preemption.reclaim_within_cohort == ANY
     if sim.fair_sharing is not None:
         return None
     root = sim.tree.cqs[cq_name].parent
@@ -236,15 +238,13 @@ def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[F
     a _plain_request (`usage`), no partial admission, and preemption.cannot_preempt on that full request
     (which is below what it needs, so it does not fit either). Such a nomination only parks the head with its
     quota message, which DeferredMessages computes if it is still shown at the end. Not for fair sharing (the
-    search differs), a reclaimWithinCohort other than Any (a head without candidates reserves quota for the rest
-    of the cycle) or a never-admissible head (its verdict depends on the outcome: NoFit or no candidates)."""
-    cq = sim.cluster.cluster_queues[cq_name]
-    if cq.preemption.reclaim_within_cohort != ANY:
-        return False
+    search differs), a reclaimWithinCohort other than Any (sim.parkable: a head without candidates reserves
+    quota for the rest of the cycle) or a never-admissible head (its verdict depends on the outcome: NoFit or
+    no candidates)."""
     if sim.config.partial_admission and sim.version >= (0, 5) and \
             any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
         return False
-    return preemption.cannot_preempt(sim, wl, cq, sim.tree.cqs[cq_name], usage)
+    return preemption.cannot_preempt(sim, wl, sim.cluster.cluster_queues[cq_name], sim.tree.cqs[cq_name], usage)
 
 
 class DeferredMessages:

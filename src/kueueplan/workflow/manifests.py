@@ -43,13 +43,16 @@ def yaml_files(path: Path) -> list[Path]:
     return yamlio.yaml_files(path)
 
 
-def load_documents(paths: Iterable[Path]) -> list[Document]:
-    """All documents of the given files/folders, `List` kinds (kubectl exports) flattened."""
+def load_documents(paths: Iterable[Path], read: dict[Path, list[Document]] | None = None) -> list[Document]:
+    """All documents of the given files/folders, `List` kinds (kubectl exports) flattened. `read`, if given,
+    receives each file's documents as read (so that a caller needs not read a file twice)."""
     out: list[Document] = []
     for path in paths:
         scanning = Path(path).is_dir()
         for file in yaml_files(Path(path)):
             docs = load_file(file)
+            if read is not None:
+                read[file] = docs
             if scanning and not any(_looks_like_object(d.data) for d in docs):
                 continue  # a folder may hold other YAML (CI configs, SkyPilot tasks): not ours to read
             for doc in docs:

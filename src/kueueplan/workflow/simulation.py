@@ -130,15 +130,16 @@ def load_simulator(load: Any) -> Any:
     return simulate_with_load
 
 
-def read_input(arg: str, stdin_text: str | None = None) -> tuple[str, list[Document], bool]:
-    """A PATH argument (folder, file or `-`) -> (name, documents, is a spec folder)."""
+def read_input(arg: str, stdin_text: str | None = None, read: dict[Path, list[Document]] | None = None
+               ) -> tuple[str, list[Document], bool]:
+    """A PATH argument (folder, file or `-`) -> (name, documents, is a spec folder); `read` as load_documents."""
     if arg == "-":
         return "<stdin>", documents_from_text(read_stdin_text() if stdin_text is None else stdin_text), False
     path = Path(arg)
     if not path.exists():
         raise KueueplanError(f"{path} does not exist", hint="pass a Scenario file, a spec folder, "
                              "a manifest folder or file, or - for stdin")
-    docs = load_documents([path])
+    docs = load_documents([path], read)
     return str(path), docs, path.is_dir() and any(is_spec_document(d.data) for d in docs)
 
 
@@ -147,13 +148,14 @@ def source_for_input(arg: str, env: str | None, kueue_version: str | None = None
     spec folder's environment, whose stochastic load is drawn per run, or plain manifests, whose load is fixed."""
     from kueueplan.planning.source import ScenarioSource
 
-    name, docs, spec = read_input(arg)
+    read: dict[Path, list[Document]] = {}
+    name, docs, spec = read_input(arg, read=read)
     if spec:
         return ScenarioSource.load(Path(arg), env)
     if len(docs) == 1 and (is_scenario(docs[0].data) or _kueueplan_document(docs[0].data)):
         if arg == "-":
             return ScenarioSource.of(docs[0].data, "<stdin>", None, docs[0])
-        return ScenarioSource.load(Path(arg))
+        return ScenarioSource.load(Path(arg), raw=read.get(Path(arg)))  # a 2 MB scenario is read once
     if any(is_scenario(d.data) for d in docs) and arg != "-" and Path(arg).is_file():
         raise KueueplanError("a Scenario file holds exactly one YAML document", file=name)
     if not docs:
