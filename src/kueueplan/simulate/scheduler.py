@@ -133,7 +133,8 @@ def run_cycle(sim: Simulation) -> bool:
             inadmissible.append(e)
             continue
         plain = _plain_request(sim, wl, cq_name)
-        if plain is not None and sim.parkable[cq_name] and _surely_parked(sim, wl, cq_name, plain):
+        if plain is not None and sim.parkable[cq_name] and _fit_height(sim, cq_name, plain) is None and \
+                _surely_parked(sim, wl, cq_name, plain):
             wl.last_assignment = None  # what its scan would record: one flavor per group, nothing to resume
             e.requeue_reason = NO_CANDIDATES
             e.message = sim.deferred.defer(wl, cq_name, sim)
@@ -203,15 +204,32 @@ def _plain(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | No
 def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, int]) -> Assignment | None:
     """The assignment of a head that fits as it is, built without the scan (flavorassigner.fitting_assignment,
     the same object for the same pod sets, queue and borrowing), for a head with a _plain_request (`usage`)
-    and no earlier scan to resume. Availability and the borrowing height are those of resource_node for a
-    ClusterQueue alone (nominal - usage; height 0) or in a flat cohort (the root's free quota capped by the
-    borrowing limit; height 0 within nominal, else the root's)."""
+    and no earlier scan to resume."""
     last = wl.last_assignment
     if last is not None and any(i >= 0 for tried in last.tried for i in tried.values()):
         return None
+    borrowing = _fit_height(sim, cq_name, usage)
+    if borrowing is None:
+        return None
+    key = (id(wl.spec.pod_sets), cq_name, borrowing)
+    got = sim.fitting.get(key)
+    if got is None or got[0] is not wl.spec.pod_sets:
+        got = sim.fitting[key] = (wl.spec.pod_sets, fitting_assignment(sim.cluster.cluster_queues[cq_name],
+                                                                        wl.spec.pod_sets, borrowing))
+    return got[1]
+
+
+def _fit_height(sim: Simulation, cq_name: str, usage: dict[FR, int]) -> int | None:
+    """The borrowing height of a plain request that fits as it is, None if it does not fit. Availability and
+    height are those of resource_node for a ClusterQueue alone (nominal - usage; height 0) or in a flat
+    cohort (the root's free quota capped by the borrowing limit; height 0 within nominal, else the root's).
+    Remembered for the cycle: nominations do not change usage, and the scan asks again."""
+    key = (sim.cycle, cq_name)
+    if sim.fit_memo[0] == key:
+        return sim.fit_memo[1]
     node = sim.tree.cqs[cq_name]
     root = node.parent
-    borrowing = 0
+    borrowing: int | None = 0
     for fr, v in usage.items():
         used, nominal = node.usage.get(fr, 0), node.subtree.get(fr, 0)
         if root is None:
@@ -224,13 +242,10 @@ def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, 
             if used + v > nominal:
                 borrowing = root.height
         if v > avail and v > 0:
-            return None
-    key = (id(wl.spec.pod_sets), cq_name, borrowing)
-    got = sim.fitting.get(key)
-    if got is None or got[0] is not wl.spec.pod_sets:
-        got = sim.fitting[key] = (wl.spec.pod_sets, fitting_assignment(sim.cluster.cluster_queues[cq_name],
-                                                                        wl.spec.pod_sets, borrowing))
-    return got[1]
+            borrowing = None
+            break
+    sim.fit_memo = (key, borrowing)
+    return borrowing
 
 
 def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, int]) -> bool:
