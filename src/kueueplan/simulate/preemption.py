@@ -89,6 +89,7 @@ class Preemptor:
         self._removed: dict[FR, int] = {}  # total removed so far (flat trees)
         self.flat = self.node.parent is None or self.node.parent.flat
         self._frs_key = tuple(sorted(frs))
+        self._level: list[_Candidate] | None = None
         self.cache = state.preemption_cache()
 
     # -- classification -----------------------------------------------------------
@@ -157,6 +158,7 @@ class Preemptor:
             got = self._classify(self._level_holders(current, skip), current, False, hierarchical)
             if p.reclaim_within_cohort != LOWER_OR_NEWER_EQUAL_PRIORITY:
                 self.cache[key] = got
+        self._level = got  # before the preemptor's own queue leaves it (a flat cohort has one level)
         if skip is None and not self.node.within_nominal_in(self.frs):
             own = self.cq.name  # the level reaches the preemptor's own queue: its workloads are not cohort candidates
             got = [c for c in got if c.wl.cluster_queue != own]
@@ -322,14 +324,17 @@ class Preemptor:
             attempts = [True, False]
         single = self.flat and len(self.usage) == 1 and set(self.usage) == self.frs
         for borrow in attempts:
-            found = self._pass_flat_single(candidates, borrow) if single else self._pass(candidates, borrow)
+            found = self._pass_flat_single(candidates, borrow, len(hier) + len(prio)) if single \
+                else self._pass(candidates, borrow)
             if found is not None:
                 return [Target(c.wl, _REASON[c.variant]) for c in found]
         return []
 
-    def _pass_flat_single(self, candidates: list[_Candidate], borrow: bool) -> list[_Candidate] | None:
+    def _pass_flat_single(self, candidates: list[_Candidate], borrow: bool, cohort: int = 0
+                          ) -> list[_Candidate] | None:
         """`_pass` for the common case of one (flavor, resource) in a flat cohort: the same greedy pass and
-        fill-back, on plain integers (a property test checks it against the general path)."""
+        fill-back, on plain integers (a property test checks it against the general path). The first
+        `cohort` candidates are other queues' (the preemptor's own come last)."""
         (fr, v), = self.usage.items()
         node = self.node
         root = node.parent
@@ -373,7 +378,19 @@ class Preemptor:
             a = root_room if cap is None else min(cap, root_room)
             need_avail = v - max(0, a)
         chosen: list[_Candidate] = []
-        for c in candidates:
+        start = 0
+        if need_own > 0 and cohort and root is not None:
+            # Only own candidates lower need_own, so the pass cannot stop among the other queues' candidates:
+            # it takes each one whose queue is still over nominal. Which those are depends on each queue's
+            # own candidates only, so it is worked out once per cycle for the whole level (_level_walk) and
+            # the preemptor's own queue, left out of its list, is left out here.
+            entries, total, by_queue = self._level_walk(fr, borrow)
+            if entries is not None:
+                chosen = [c for c, cq in entries if cq != own_name]
+                removed_total = total - by_queue.get(own_name, 0)
+                need_avail -= removed_total
+                start = cohort
+        for c in (candidates if start == 0 else candidates[start:]):
             w = c.wl
             cq = w.cluster_queue or ""
             u = w.usage.get(fr, 0)
@@ -417,6 +434,39 @@ class Preemptor:
                     removed_own += bu
             return chosen
         return None
+
+    def _level_walk(self, fr: FR, borrow: bool) -> tuple[list[tuple[_Candidate, str]] | None, int, dict[str, int]]:
+        """The cohort level's candidates a pass takes when it cannot stop among them (in order, with their
+        queue), their total usage, and that total per queue: remembered per cycle with the level's list."""
+        level = self._level
+        if level is None:
+            return None, 0, {}
+        key = ("walk", id(level), fr, borrow)
+        got = self.cache.get(key)
+        if got is not None and got[0] is level:
+            return got[1], got[2], got[3]
+        cqs = self.state.tree.cqs
+        over_left: dict[str, int] = {}
+        entries: list[tuple[_Candidate, str]] = []
+        by_queue: dict[str, int] = {}
+        total = 0
+        for c in level:
+            if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
+                continue
+            cq = c.wl.cluster_queue or ""
+            left = over_left.get(cq)
+            if left is None:
+                other = cqs[cq]
+                left = other.usage.get(fr, 0) - other.subtree.get(fr, 0)
+            if left <= 0:
+                continue  # that queue is back within nominal
+            u = c.wl.usage.get(fr, 0)
+            over_left[cq] = left - u
+            entries.append((c, cq))
+            by_queue[cq] = by_queue.get(cq, 0) + u
+            total += u
+        self.cache[key] = (level, entries, total, by_queue)
+        return entries, total, by_queue
 
     def _pass(self, candidates: list[_Candidate], borrow: bool) -> list[_Candidate] | None:
         """One greedy pass (with or without borrowing); the tree is left as it was found."""
