@@ -83,7 +83,7 @@ class QueueController:
         q = self.queues[cq]
         if reason == scheduler.PENDING_PREEMPTION and not q.strict_fifo:
             q.sticky = wl.key
-        elif q.sticky == wl.key:
+        elif q._sticky == wl.key:
             q.sticky = None  # no longer waiting for its preemptions
         if reason in ("Stopped", scheduler.WAITING_FOR_PODS_READY):
             immediate = False
@@ -94,8 +94,7 @@ class QueueController:
         # A scan that stopped before the last flavor goes straight back (PendingFlavors): the next cycle
         # resumes it from the following flavor, so that is a change too.
         last = wl.last_assignment
-        pending = last is not None and last.pending_flavors() and reason not in ("Stopped",
-                                                                                   scheduler.WAITING_FOR_PODS_READY)
+        pending = last is not None and last.pending and reason not in ("Stopped", scheduler.WAITING_FOR_PODS_READY)
         if immediate or pending:
             q.push(wl)
             if pending:
@@ -133,6 +132,7 @@ class QueueController:
         self.plain_requests.clear()
         self.fitting.clear()
         self.parkable.clear()
+        self._root_keys.clear()
         self._cq_flavors.clear()
         self._problems.clear()
         self._config_generation += 1
@@ -291,10 +291,14 @@ class QueueController:
         return labels if labels is not None else {"kubernetes.io/metadata.name": namespace}
 
     def _root_key(self, cq: str) -> str:
-        node = self.tree.cqs.get(cq)
-        if node is None or node.parent is None:
-            return f"cq/{cq}"
-        return f"cohort/{node.root().name}"
+        """The key of a ClusterQueue's cohort tree in _parked, remembered until the configuration changes."""
+        got = self._root_keys.get(cq)
+        if got is None:
+            node = self.tree.cqs.get(cq)
+            got = f"cq/{cq}" if node is None or node.parent is None else f"cohort/{node.root().name}"
+            if node is not None:
+                self._root_keys[cq] = got
+        return got
 
     def _requeue_tree(self, cq: str) -> None:
         """Requeue-all for every ClusterQueue of the cohort tree (only those that parked something)."""

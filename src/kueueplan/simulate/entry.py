@@ -18,7 +18,7 @@ GENERIC = "Generic"
 WAITING_FOR_PODS_READY = "WaitingForPodsReady"  # blockAdmission held the admission back
 
 
-@dataclass
+@dataclass(slots=True)  # one per head of every cycle
 class Entry:
     wl: SimWorkload
     cq: str

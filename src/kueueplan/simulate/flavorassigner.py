@@ -98,6 +98,7 @@ class Assignment:
     no_fit_reason: str = ""  # Kueue's QuotaReserved reason when NoFit
     failed: bool = False
     _mode: str | None = field(default=None, repr=False, compare=False)  # read several times per entry
+    _tried: tuple[tuple[dict[str, int], ...], bool] | None = field(default=None, repr=False, compare=False)
 
     def mode(self) -> str:
         """The representative mode; asked only once assign() has finished building the assignment."""
@@ -119,7 +120,14 @@ class Assignment:
 
     def tried(self) -> tuple[dict[str, int], ...]:
         """LastState.LastTriedFlavorIdx, per pod set in order."""
-        return tuple(ps.tried for ps in self.pod_sets)
+        return self.scan_state()[0]
+
+    def scan_state(self) -> tuple[tuple[dict[str, int], ...], bool]:
+        """(tried(), whether a scan stopped before the last flavor), made once: asked after assign() is done."""
+        if self._tried is None:
+            tried = tuple(ps.tried for ps in self.pod_sets)
+            self._tried = tried, any(i != -1 for per_pod_set in tried for i in per_pod_set.values())
+        return self._tried
 
     def frs_need_preemption(self) -> set[FR]:
         return {(f, r) for ps in self.pod_sets for r, f in ps.flavors.items() if ps.modes.get(r) == MODE_PREEMPT}

@@ -110,8 +110,9 @@ class ClusterQueueQueue:
         """The next workload to try, without removing it."""
         if self.usage_of is not None:
             return self._afs_head()
-        if self.sticky is not None and self.sticky in self.members:
-            h, token = self.members[self.sticky]
+        sticky = self._sticky
+        if sticky is not None and sticky in self.members:
+            h, token = self.members[sticky]
             for entry in self.buckets[h].heap if not self.buckets[h].parked else ():
                 if entry[1] == token:
                     return entry[2]

@@ -40,8 +40,8 @@ def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[
     if wl.last_assignment is not None and _outdated(sim, wl, cq_name):
         wl.last_assignment = None
     assignment, targets = _initial_assignments(sim, wl, cq_name, plain)
-    wl.last_assignment = LastAssignment(assignment.tried(), sim.cq_generation(cq_name), sim.cycle,
-                                        wl.equivalence_hash())
+    tried, pending = assignment.scan_state()
+    wl.last_assignment = LastAssignment(tried, sim.cq_generation(cq_name), sim.cycle, wl.equivalence_hash(), pending)
     return assignment, targets
 
 
@@ -362,15 +362,17 @@ def _process(sim: Simulation, e: Entry, claimed: _Claimed,
             node.add_usages(reserve)
             temporary.append((e.cq, reserve))
         return "nocandidates"
-    if any(t.workload.key in claimed for t in e.targets):
+    targets = e.targets
+    if targets and any(t.workload.key in claimed for t in targets):
         e.requeue_reason = FAILED_AFTER_NOMINATION
         e.message = "Workload has overlapping preemption targets with another workload"
         return "skipped"
-    root = node.root()
+    parent = node.parent
+    root = node if parent is None else parent if parent.parent is None else node.root()
     cqs = sim.tree.cqs
-    new = [t.workload for t in e.targets
-           if t.workload.key not in claimed and cqs[t.workload.cluster_queue].root() is root]
-    if node.parent is None or root.flat:
+    new = [t.workload for t in targets
+           if t.workload.key not in claimed and cqs[t.workload.cluster_queue].root() is root] if targets else []
+    if parent is None or root.flat:
         fits = claimed.fits_flat(node, root, usage, new)
     else:
         victims = claimed.by_root.get(root, []) + new
@@ -383,7 +385,7 @@ def _process(sim: Simulation, e: Entry, claimed: _Claimed,
         e.requeue_reason = FAILED_AFTER_NOMINATION
         e.message = "Workload no longer fits after processing another workload"
         return "skipped"
-    for t in e.targets:
+    for t in targets:
         claimed.claim(t.workload, cqs[t.workload.cluster_queue].root())
     e.wl.last_assignment = None  # markPreemptionOutcome / admission: the next scan (if any) starts over
     if mode == MODE_PREEMPT:

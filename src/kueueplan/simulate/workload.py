@@ -26,6 +26,7 @@ class LastAssignment:
     generation: tuple[int, int]
     cycle: int
     shape: tuple[Any, ...]
+    pending: bool = False  # pending_flavors(), given by the maker (who knows it without a walk)
 
     def pending_flavors(self) -> bool:
         return any(i != -1 for per_pod_set in self.tried for i in per_pod_set.values())
