@@ -4,7 +4,8 @@ Three shortcuts skip work whose outcome is known (scheduler.py, preemption.py):
 - cannot_preempt answers "no targets" without the preemption search;
 - _surely_parked parks a head that can neither fit nor preempt without its flavor scan, and its quota message
   is made only if it is still shown at the end (DeferredMessages);
-- _direct_fit builds the assignment of a head that fits where the scan has nothing to choose.
+- _direct_fit builds the assignment of a head that fits where the scan has nothing to choose, and
+  FlavorAssigner.run_one scans such a head's single resource when it does not fit.
 Each test runs the same input with the shortcuts and with them switched off, and compares the whole result
 (workloads, their messages, events, warnings). The inputs are random small clusters (test_properties), and
 Kueue's performance shape cut off mid-run, where waiting heads show deferred messages; a counter checks that
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 
 from kueueplan.simulate import preemption, scheduler
 from kueueplan.simulate.engine import simulate
+from kueueplan.simulate.flavorassigner import FlavorAssigner
 from kueueplan.simulate.result import result_json
 from kueueplan.simulate.scenario import scenario_from_dict
 from tests.simulate.test_properties import scenarios
@@ -33,11 +35,12 @@ class _Shortcuts:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.mp = monkeypatch
-        self.taken = {"cannot_preempt": 0, "surely_parked": 0, "direct_fit": 0}
-        self._orig = (preemption.cannot_preempt, scheduler._surely_parked, scheduler._direct_fit)
+        self.taken = {"cannot_preempt": 0, "surely_parked": 0, "direct_fit": 0, "run_one": 0}
+        self._orig = (preemption.cannot_preempt, scheduler._surely_parked, scheduler._direct_fit,
+                      FlavorAssigner.run_one)
 
     def count(self) -> None:
-        cp, sp, df = self._orig
+        cp, sp, df, one = self._orig
 
         def cannot(*a: Any) -> bool:
             r = cp(*a)
@@ -54,14 +57,20 @@ class _Shortcuts:
             self.taken["direct_fit"] += r is not None
             return r
 
+        def run_one(assigner: FlavorAssigner, *a: Any) -> Any:
+            self.taken["run_one"] += 1
+            return one(assigner, *a)
+
         self.mp.setattr(preemption, "cannot_preempt", cannot)
         self.mp.setattr(scheduler, "_surely_parked", parked)
         self.mp.setattr(scheduler, "_direct_fit", fit)
+        self.mp.setattr(FlavorAssigner, "run_one", run_one)
 
     def off(self) -> None:
         self.mp.setattr(preemption, "cannot_preempt", lambda *a: False)
         self.mp.setattr(scheduler, "_surely_parked", lambda *a: False)
         self.mp.setattr(scheduler, "_direct_fit", lambda *a: None)
+        self.mp.setattr(FlavorAssigner, "run_one", lambda self, ps, fr: self.run((ps,)))
 
 
 def _both(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, dict[str, int]]:

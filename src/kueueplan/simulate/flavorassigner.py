@@ -299,6 +299,30 @@ class FlavorAssigner:
         if reason == "ExceedsMaxQuota" or not self.last_no_fit:
             self.last_no_fit = reason
 
+    def run_one(self, ps: PodSet, fr: FR) -> Assignment:
+        """run() for a single pod set requesting a single resource of a one-flavor group whose flavor it
+        matches, with no scan to resume (what scheduler._plain_request establishes): the same Assignment,
+        without the generic scan."""
+        self.last_reasons = []
+        self.last_no_fit = ""
+        result = Assignment()
+        requests = ps.total(ps.count)
+        psa = PodSetAssignment(ps.name, ps.count, requests)
+        res = fr[1]
+        mode, borrow = self._fits_resource_quota(fr, 0, requests[res])
+        if mode == NO_FIT:
+            result.failed = True
+        else:
+            psa.flavors[res] = fr[0]
+            psa.modes[res] = assignment_mode(mode)
+            psa.tried[res] = -1
+            result.borrowing = borrow
+            result.usage[fr] = requests[res]
+        result.pod_sets.append(psa)
+        result.reasons.extend(self.last_reasons)
+        result.no_fit_reason = self.last_no_fit
+        return result
+
     def run(self, pod_sets: tuple[PodSet, ...], counts: list[int] | None = None) -> Assignment:
         """assign() and attach the quota messages gathered on the way."""
         self.last_reasons = []

@@ -64,7 +64,10 @@ def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: 
     if fit is not None:
         return fit, []
     assigner = make_assigner(sim, wl, cq_name)
-    full = assigner.run(wl.spec.pod_sets)
+    if plain is not None and len(plain) == 1 and len(wl.spec.pod_sets) == 1 and not _resumes(wl):
+        full = assigner.run_one(wl.spec.pod_sets[0], next(iter(plain)))
+    else:
+        full = assigner.run(wl.spec.pod_sets)
     mode = full.mode()
     if mode == MODE_FIT:
         return full, []
@@ -205,8 +208,7 @@ def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, 
     """The assignment of a head that fits as it is, built without the scan (flavorassigner.fitting_assignment,
     the same object for the same pod sets, queue and borrowing), for a head with a _plain_request (`usage`)
     and no earlier scan to resume."""
-    last = wl.last_assignment
-    if last is not None and any(i >= 0 for tried in last.tried for i in tried.values()):
+    if _resumes(wl):
         return None
     borrowing = _fit_height(sim, cq_name, usage)
     if borrowing is None:
@@ -217,6 +219,12 @@ def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, 
         got = sim.fitting[key] = (wl.spec.pod_sets, fitting_assignment(sim.cluster.cluster_queues[cq_name],
                                                                         wl.spec.pod_sets, borrowing))
     return got[1]
+
+
+def _resumes(wl: SimWorkload) -> bool:
+    """Its next flavor scan resumes after the first flavor of some resource (LastAssignment)."""
+    last = wl.last_assignment
+    return last is not None and any(i >= 0 for tried in last.tried for i in tried.values())
 
 
 def _fit_height(sim: Simulation, cq_name: str, usage: dict[FR, int]) -> int | None:
