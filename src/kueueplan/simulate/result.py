@@ -151,19 +151,15 @@ def dumps(result: dict[str, Any]) -> str:
     return "\n".join(_lines(result))
 
 
-def write_json(result: dict[str, Any], write: Callable[[str], Any], chunk: int = 10_000) -> None:
-    """dumps(result) and a newline, handed to `write` a few thousand lines at a time: a large result's text
-    never exists whole next to the result itself."""
-    batch: list[str] = []
-    for line in _lines(result):
-        batch.append(line)
-        if len(batch) >= chunk:
-            write("\n".join(batch) + "\n")
-            batch = []
-    write("\n".join(batch) + "\n")
+def write_json(result: dict[str, Any], write: Callable[[str], Any]) -> None:
+    """dumps(result) and a newline, handed to `write` a block at a time: a large result's text never exists
+    whole next to the result itself."""
+    for piece in _lines(result):
+        write(piece + "\n")
 
 
 def _lines(result: dict[str, Any]) -> Iterator[str]:
+    """The lines of dumps(); a list's entries come as blocks of lines (joined here, not one by one)."""
     enc = _entry_encoder()
     yield "{"
     items = list(result.items())
@@ -171,10 +167,14 @@ def _lines(result: dict[str, Any]) -> Iterator[str]:
         end = "," if i < len(items) - 1 else ""
         if isinstance(value, list) and value:
             yield f"  {enc(key)}: ["
-            for v in value[:-1]:
-                yield f"    {enc(v)},"
-            yield f"    {enc(value[-1])}"
+            for start in range(0, len(value), _BLOCK):
+                block = value[start:start + _BLOCK]
+                last = start + _BLOCK >= len(value)
+                yield "    " + ",\n    ".join(map(enc, block)) + ("" if last else ",")
             yield f"  ]{end}"
         else:
             yield f"  {enc(key)}: {enc(value)}{end}"
     yield "}"
+
+
+_BLOCK = 2_000  # list entries per yielded block of lines
