@@ -40,8 +40,7 @@ class WorkloadController:
         wl.state = QUOTA_RESERVED
         wl.cluster_queue = cq_name
         wl.usage = dict(assignment.usage)
-        wl.assignment = assignment.flavors_by_pod_set()
-        wl.counts = {ps.name: ps.count for ps in assignment.pod_sets}
+        wl.assignment, wl.counts = assignment.admitted_as()  # shared, read-only
         wl.reserved_at = self.now
         self._reserve_seq += 1
         wl.reserve_seq = self._reserve_seq

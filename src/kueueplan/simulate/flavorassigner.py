@@ -99,6 +99,8 @@ class Assignment:
     failed: bool = False
     _mode: str | None = field(default=None, repr=False, compare=False)  # read several times per entry
     _tried: tuple[tuple[dict[str, int], ...], bool] | None = field(default=None, repr=False, compare=False)
+    _admitted: tuple[dict[str, dict[str, str]], dict[str, int]] | None = field(default=None, repr=False,
+                                                                               compare=False)
 
     def mode(self) -> str:
         """The representative mode; asked only once assign() has finished building the assignment."""
@@ -132,8 +134,13 @@ class Assignment:
     def frs_need_preemption(self) -> set[FR]:
         return {(f, r) for ps in self.pod_sets for r, f in ps.flavors.items() if ps.modes.get(r) == MODE_PREEMPT}
 
-    def flavors_by_pod_set(self) -> dict[str, dict[str, str]]:
-        return {ps.name: dict(sorted(ps.flavors.items())) for ps in self.pod_sets}
+    def admitted_as(self) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
+        """(flavors per pod set, pods per pod set) as a workload admitted with it records them: made once, and
+        shared read-only by the workloads admitted with one assignment (scheduler._direct_fit reuses them)."""
+        if self._admitted is None:
+            self._admitted = ({ps.name: dict(sorted(ps.flavors.items())) for ps in self.pod_sets},
+                              {ps.name: ps.count for ps in self.pod_sets})
+        return self._admitted
 
     def message(self) -> str:
         texts = [r() if callable(r) else r for r in self.reasons]
