@@ -28,7 +28,6 @@ class SchedulingContext(Protocol):
     plain_requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]]
     fitting: dict[tuple[int, str, int], tuple[Any, Assignment]]
     parkable: dict[str, bool]
-    fit_memo: tuple[Any, int | None]
 
     @property
     def cluster_queues(self) -> dict[str, ClusterQueue]: ...

@@ -94,7 +94,6 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         # the scheduler's shortcuts: per pod sets and ClusterQueue, the plain request and fitting assignments
         self.plain_requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]] = {}
         self.fitting: dict[tuple[int, str, int], tuple[Any, Assignment]] = {}
-        self.fit_memo: tuple[Any, int | None] = (None, None)  # scheduler._fit_height for the current head
         self.parkable: dict[str, bool] = {}
         self._root_keys: dict[str, str] = {}  # ClusterQueue -> its cohort tree's key in _parked  # per ClusterQueue: reclaimWithinCohort Any (scheduler._surely_parked)
         self._cq_flavors: dict[str, dict[str, Any]] = {}

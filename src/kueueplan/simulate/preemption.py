@@ -369,7 +369,7 @@ class Preemptor:
             # The preemptor's own headroom (nominal + borrowing limit - own usage) caps availability, and
             # only its own queue's removals raise it: another lower bound on what they must remove.
             need_own = max(need_own, own_used + v - nominal - (0 if root is None else bl))
-        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in candidates
+        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in candidates[cohort:]
                                            if c.wl.cluster_queue == own_name):
             return None  # even every own-queue candidate is not enough (usage is never negative)
         if root is None:

@@ -32,14 +32,14 @@ def make_assigner(sim: Simulation, wl: SimWorkload, cq_name: str) -> FlavorAssig
                           wl.last_assignment)
 
 
-def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None
-                    ) -> tuple[Assignment, list[preemption.Target]]:
+def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None,
+                    height: int | None = None) -> tuple[Assignment, list[preemption.Target]]:
     """getAssignments: drop an outdated LastAssignment, then getInitialAssignments (full size first, then
     partial admission when it has a minCount); the result is recorded as the new LastAssignment. `plain`: the
-    head's _plain_request, when it has one."""
+    head's _plain_request, when it has one; `height`: its _fit_height when it fits as it is."""
     if wl.last_assignment is not None and _outdated(sim, wl, cq_name):
         wl.last_assignment = None
-    assignment, targets = _initial_assignments(sim, wl, cq_name, plain)
+    assignment, targets = _initial_assignments(sim, wl, cq_name, plain, height)
     tried, pending = assignment.scan_state()
     wl.last_assignment = LastAssignment(tried, sim.cq_generation(cq_name), sim.cycle, wl.equivalence_hash(), pending)
     return assignment, targets
@@ -58,9 +58,9 @@ def _outdated(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
     return sim.cq_generation(cq_name) > last.generation
 
 
-def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None
-                         ) -> tuple[Assignment, list[preemption.Target]]:
-    fit = _direct_fit(sim, wl, cq_name, plain) if plain is not None else None
+def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None,
+                         height: int | None = None) -> tuple[Assignment, list[preemption.Target]]:
+    fit = _direct_fit(sim, wl, cq_name, height) if height is not None else None
     if fit is not None:
         return fit, []
     assigner = make_assigner(sim, wl, cq_name)
@@ -136,14 +136,14 @@ def run_cycle(sim: Simulation) -> bool:
             inadmissible.append(e)
             continue
         plain = _plain_request(sim, wl, cq_name)
-        if plain is not None and sim.parkable[cq_name] and _fit_height(sim, cq_name, plain) is None and \
-                _surely_parked(sim, wl, cq_name, plain):
+        height = _fit_height(sim, cq_name, plain) if plain is not None else None
+        if plain is not None and height is None and sim.parkable[cq_name] and _surely_parked(sim, wl, cq_name, plain):
             wl.last_assignment = None  # what its scan would record: one flavor per group, nothing to resume
             e.requeue_reason = NO_CANDIDATES
             e.message = sim.deferred.defer(wl, cq_name, sim)
             inadmissible.append(e)
             continue
-        e.assignment, e.targets = get_assignments(sim, wl, cq_name, plain)
+        e.assignment, e.targets = get_assignments(sim, wl, cq_name, plain, height)
         entries.append(e)
     if sim.fair_sharing is not None:
         ordered = fairsharing.order_entries(sim, entries)
@@ -204,14 +204,11 @@ def _plain(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | No
     return usage
 
 
-def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[FR, int]) -> Assignment | None:
-    """The assignment of a head that fits as it is, built without the scan (flavorassigner.fitting_assignment,
-    the same object for the same pod sets, queue and borrowing), for a head with a _plain_request (`usage`)
-    and no earlier scan to resume."""
+def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, borrowing: int) -> Assignment | None:
+    """The assignment of a head with a _plain_request that fits as it is (at `borrowing`, its _fit_height),
+    built without the scan (flavorassigner.fitting_assignment, the same object for the same pod sets, queue
+    and borrowing), when there is no earlier scan to resume."""
     if _resumes(wl):
-        return None
-    borrowing = _fit_height(sim, cq_name, usage)
-    if borrowing is None:
         return None
     key = (id(wl.spec.pod_sets), cq_name, borrowing)
     got = sim.fitting.get(key)
@@ -230,14 +227,10 @@ def _resumes(wl: SimWorkload) -> bool:
 def _fit_height(sim: Simulation, cq_name: str, usage: dict[FR, int]) -> int | None:
     """The borrowing height of a plain request that fits as it is, None if it does not fit. Availability and
     height are those of resource_node for a ClusterQueue alone (nominal - usage; height 0) or in a flat
-    cohort (the root's free quota capped by the borrowing limit; height 0 within nominal, else the root's).
-    Remembered for the cycle: nominations do not change usage, and the scan asks again."""
-    key = (sim.cycle, cq_name)
-    if sim.fit_memo[0] == key:
-        return sim.fit_memo[1]
+    cohort (the root's free quota capped by the borrowing limit; height 0 within nominal, else the root's)."""
     node = sim.tree.cqs[cq_name]
     root = node.parent
-    borrowing: int | None = 0
+    borrowing = 0
     for fr, v in usage.items():
         used, nominal = node.usage.get(fr, 0), node.subtree.get(fr, 0)
         if root is None:
@@ -250,9 +243,7 @@ def _fit_height(sim: Simulation, cq_name: str, usage: dict[FR, int]) -> int | No
             if used + v > nominal:
                 borrowing = root.height
         if v > avail and v > 0:
-            borrowing = None
-            break
-    sim.fit_memo = (key, borrowing)
+            return None
     return borrowing
 
 
