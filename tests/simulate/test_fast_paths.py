@@ -5,7 +5,8 @@ Three shortcuts skip work whose outcome is known (scheduler.py, preemption.py):
 - _surely_parked parks a head that can neither fit nor preempt without its flavor scan, and its quota message
   is made only if it is still shown at the end (DeferredMessages);
 - _direct_fit builds the assignment of a head that fits where the scan has nothing to choose, and
-  FlavorAssigner.run_one scans such a head's single resource when it does not fit.
+  FlavorAssigner.run_one scans such a head's single resource when it does not fit (and such a head keeps no
+  LastAssignment: _scanless).
 Each test runs the same input with the shortcuts and with them switched off, and compares the whole result
 (workloads, their messages, events, warnings). The inputs are random small clusters (test_properties), and
 Kueue's performance shape cut off mid-run, where waiting heads show deferred messages; a counter checks that
@@ -71,6 +72,7 @@ class _Shortcuts:
         self.mp.setattr(scheduler, "_surely_parked", lambda *a: False)
         self.mp.setattr(scheduler, "_direct_fit", lambda *a: None)
         self.mp.setattr(FlavorAssigner, "run_one", lambda self, ps, fr: self.run((ps,)))
+        self.mp.setattr(scheduler, "_scanless", lambda wl: False)
 
 
 def _both(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, dict[str, int]]:

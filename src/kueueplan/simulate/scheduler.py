@@ -37,6 +37,12 @@ def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[
     """getAssignments: drop an outdated LastAssignment, then getInitialAssignments (full size first, then
     partial admission when it has a minCount); the result is recorded as the new LastAssignment. `plain`: the
     head's _plain_request, when it has one; `height`: its _fit_height when it fits as it is."""
+    if plain is not None and _scanless(wl):
+        # One flavor per resource group: a scan state of -1s (or none) resumes nothing, and the scan leaves
+        # -1s again, so no LastAssignment is the same LastAssignment.
+        assignment, targets = _initial_assignments(sim, wl, cq_name, plain, height)
+        wl.last_assignment = None
+        return assignment, targets
     if wl.last_assignment is not None and _outdated(sim, wl, cq_name):
         wl.last_assignment = None
     assignment, targets = _initial_assignments(sim, wl, cq_name, plain, height)
@@ -216,6 +222,11 @@ def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, borrowing: int) 
         got = sim.fitting[key] = (wl.spec.pod_sets, fitting_assignment(sim.cluster.cluster_queues[cq_name],
                                                                         wl.spec.pod_sets, borrowing))
     return got[1]
+
+
+def _scanless(wl: SimWorkload) -> bool:
+    """A head with a _plain_request whose LastAssignment is none or all -1s (see get_assignments)."""
+    return not _resumes(wl)
 
 
 def _resumes(wl: SimWorkload) -> bool:
