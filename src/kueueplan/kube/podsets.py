@@ -104,6 +104,14 @@ class WorkloadSpec:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @cached_property  # one per `workloads` entry: its copies share it (simulate/controller_job.py _renamed)
+    def scheduling_shape(self) -> tuple[Any, ...]:
+        """What Kueue's scheduling equivalence hash reads: priority, queue, and each pod set's shape, selectors,
+        tolerations and affinity."""
+        return (self.priority, self.queue_name,
+                tuple((p.name, p.count, p.min_count, p.requests, p.node_selector, p.tolerations,
+                       repr(p.required_affinity)) for p in self.pod_sets))
+
 
 # --------------------------------------------------------------------------- per-pod requests
 

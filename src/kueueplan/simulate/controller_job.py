@@ -14,7 +14,6 @@ Configuration's `resources` (excludeResourcePrefixes, transformations).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Any
 
@@ -161,9 +160,10 @@ class JobController:
 
 def _renamed(spec: WorkloadSpec, name: str) -> WorkloadSpec:
     """dataclasses.replace(spec, name=name) without re-running the constructor (one per workload of a large
-    run); the key cached from the old name is dropped."""
-    new = copy.copy(spec)
-    object.__setattr__(new, "name", name)
+    run); the key cached from the old name is dropped, the rest of what is cached holds for the copy."""
+    new = object.__new__(WorkloadSpec)
+    new.__dict__.update(spec.__dict__)  # fields and cached properties (scheduling_shape holds for the copy)
+    new.__dict__["name"] = name
     new.__dict__.pop("key", None)
     return new
 

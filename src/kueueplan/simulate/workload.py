@@ -74,7 +74,6 @@ class SimWorkload:
     resubmit_after: int | None = None  # ms: recreate this Pod as <name>-rN after a preemption
     template: Any = None  # the scenario entry it came from (resubmission copies it)
     unmanaged: bool = False  # Kueue would not manage it: no quota, no events
-    _equivalence: tuple[Any, tuple[Any, ...]] | None = field(default=None, repr=False)  # (spec, hash)
     # namespace/name, read millions of times in a large run: a slot, not a property (a replaced spec keeps
     # the workload's namespace and name)
     key: str = field(init=False, repr=False)
@@ -95,17 +94,6 @@ class SimWorkload:
         return self.state in (QUOTA_RESERVED, ADMITTED)
 
     def equivalence_hash(self) -> tuple[Any, ...]:
-        """Kueue's scheduling equivalence: same shapes, selectors, tolerations and priority.
-
-        Cached per spec object (a spec is only ever replaced, never changed in place)."""
-        cached = self._equivalence
-        if cached is not None and cached[0] is self.spec:
-            return cached[1]
-        h = self._equivalence_of_spec()
-        self._equivalence = (self.spec, h)
-        return h
-
-    def _equivalence_of_spec(self) -> tuple[Any, ...]:
-        return (self.spec.priority, self.spec.queue_name,
-                tuple((p.name, p.count, p.min_count, p.requests, p.node_selector, p.tolerations,
-                       repr(p.required_affinity)) for p in self.spec.pod_sets))
+        """Kueue's scheduling equivalence: same shapes, selectors, tolerations and priority (kept on the spec,
+        which is only ever replaced, never changed in place)."""
+        return self.spec.scheduling_shape
