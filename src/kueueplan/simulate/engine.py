@@ -74,6 +74,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._not_ready = 0  # admitted workloads whose pods are not all ready (blockAdmission)
         self._active_set: frozenset[str] = frozenset()
         self.now = 0
+        self._at: tuple[int, Any] = (0, 0)  # (now, now in seconds) for emit
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []
         self._timer_seq = 0
@@ -262,7 +263,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         if old is not None:
             self._holding_hash = (self._holding_hash - old) & _HASH_MASK
         if holding:
-            term = hash((key, wl.state, tuple(sorted(wl.usage.items())))) & _HASH_MASK
+            usage = wl.usage
+            items = tuple(usage.items()) if len(usage) < 2 else tuple(sorted(usage.items()))
+            term = hash((key, wl.state, items)) & _HASH_MASK
             self._holding_terms[key] = term
             self._holding_hash = (self._holding_hash + term) & _HASH_MASK
 
@@ -291,7 +294,10 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
     # ------------------------------------------------------------------ events
 
     def emit(self, type_: str, wl: SimWorkload, **extra: Any) -> None:
-        ev: dict[str, Any] = {"at": ms_to_seconds(self.now), "type": type_, "workload": wl.key}
+        at = self._at
+        if at[0] != self.now:  # one conversion per instant, not per event
+            at = self._at = (self.now, ms_to_seconds(self.now))
+        ev: dict[str, Any] = {"at": at[1], "type": type_, "workload": wl.key}
         if wl.cluster_queue:
             ev["clusterQueue"] = wl.cluster_queue
         ev.update(extra)
