@@ -124,6 +124,9 @@ class AdmissionCheckReconciler:
     def _start_checks(self, wl: SimWorkload, cq_name: str) -> bool:
         """At a quota reservation: every applicable check turns Pending and its attempt starts. False when none."""
         cq = self.cluster.cluster_queues[cq_name]
+        if not cq.admission_checks:  # the usual queue: nothing to start
+            wl.checks = {}
+            return False
         flavors = {fr[0] for fr in wl.usage}
         checks = applicable_checks(cq, flavors)
         wl.checks = {c: "Pending" for c in checks}

@@ -68,6 +68,8 @@ class QueueController:
         if cq not in self.queues:
             self._place(wl)
             return True
+        if reason == scheduler.NO_CANDIDATES and wl.state == PENDING and wl.last_assignment is None:
+            return self._park_plain(wl, cq, message)
         wl.message = message
         never = None
         if reason == scheduler.NO_FIT:
@@ -104,6 +106,20 @@ class QueueController:
         self._parked.setdefault(self._root_key(cq), set()).add(cq)
         for other in q.park(wl, bulk, never):
             self._mark_inadmissible(other, never or "")
+        return True
+
+    def _park_plain(self, wl: SimWorkload, cq: str, message: str) -> bool:
+        """requeue()'s path for a pending head without candidates and without scan progress (the scheduler's
+        parked heads): the same steps, without the branches that cannot apply."""
+        wl.message = message
+        q = self.queues[cq]
+        if q._sticky == wl.key:
+            q.sticky = None  # no longer waiting for its preemptions
+        if q.strict_fifo:
+            q.push(wl)
+            return False
+        self._parked.setdefault(self._root_key(cq), set()).add(cq)
+        q.park(wl, True, None)
         return True
 
     # ------------------------------------------------------------------ configuration changes
