@@ -145,7 +145,7 @@ def rich_scenarios(draw: Any) -> dict[str, Any]:
     return {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "shapes"}, "spec": spec}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(data=rich_scenarios())
 def test_rich_shapes_same_run_with_and_without_shortcuts(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,3 +181,34 @@ def test_single_resource_scan_of_covered_pods(monkeypatch: pytest.MonkeyPatch) -
     assert fast == full
     b = next(w for w in fast["workloads"] if w["name"] == "default/b")
     assert b["state"] == "Pending" and b["message"] == "insufficient unused quota for pods in flavor f, 1 more needed"
+
+
+def test_parked_head_whose_scan_would_reclaim_one_resource(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cpu must be borrowed while memory could be reclaimed from a borrowing queue: the per-resource oracle
+    of the full scan says Reclaim for memory (mode Preempt), the whole request finds no targets (the pass
+    with borrowing admits own candidates only), so _surely_parked parks it with the scan's message."""
+    def cq(name: str, cpu: str, memory: str) -> dict[str, Any]:
+        return {"apiVersion": V2, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": {
+            "cohortName": "c", "namespaceSelector": {},
+            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+            "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "f", "resources": [
+                {"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": memory}]}]}]}}
+
+    def job(name: str, lq: str, at: int, requests: dict[str, str]) -> dict[str, Any]:
+        w = _job(name, requests)
+        w["at"] = at
+        w["manifest"]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = lq
+        return w
+
+    data = {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "mixed"}, "spec": {
+        "manifests": [{"apiVersion": V2, "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+                      cq("cq0", "0", "4Gi"), cq("cq1", "4", "0"),
+                      *({"apiVersion": V2, "kind": "LocalQueue", "metadata": {"namespace": "default", "name": f"lq{i}"},
+                         "spec": {"clusterQueue": f"cq{i}"}} for i in (0, 1))],
+        "workloads": [job("x", "lq1", 0, {"memory": "4Gi"}), job("p", "lq0", 1, {"cpu": "1", "memory": "2Gi"})],
+        "until": 5}}
+    fast, full, taken = _both(data, monkeypatch)
+    assert taken["surely_parked"] > 0
+    assert fast == full
+    p = next(w for w in fast["workloads"] if w["name"] == "default/p")
+    assert p["state"] == "Pending" and p["message"] == "insufficient unused quota for memory in flavor f, 2Gi more needed"
