@@ -246,7 +246,7 @@ def test_remembered_verdicts_match_fresh_ones(data: dict[str, Any]) -> None:
 def test_incremental_queue_bookkeeping_matches_a_full_walk(data: dict[str, Any]) -> None:
     """A cycle looks only at the queues of the ready set, and the state signature rehashes only the queues of
     the dirty set: at every cycle, both equal what walking every queue gives (as before they were kept)."""
-    from kueueplan.simulate.engine import _HASH_MASK
+    from kueueplan.simulate.engine import _HASH_MASK, _term
 
     heads, signature = Simulation.queues_with_heads, Simulation._queues_signature
     checked = {"heads": 0, "signatures": 0}
@@ -260,7 +260,7 @@ def test_incremental_queue_bookkeeping_matches_a_full_walk(data: dict[str, Any])
 
     def full_signature(self: Simulation) -> int:
         got = signature(self)
-        terms = [hash((n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets)) & _HASH_MASK
+        terms = [_term((n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets))
                  for n, q in self.queues.items()]
         assert got == sum(terms) & _HASH_MASK
         checked["signatures"] += 1

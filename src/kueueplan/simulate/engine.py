@@ -41,6 +41,17 @@ MAX_CYCLES_PER_INSTANT = 1_000_000
 _HASH_MASK = (1 << 64) - 1
 
 
+def _term(value: Any) -> int:
+    """hash(value) through splitmix64's finalizer, for the order-free sums of _signature. A tuple's hash is
+    nearly additive in its last item, so without it swapping a count between two queues (one parked bucket
+    here rather than there) left the sum unchanged about half the time, depending on hash(None), an address:
+    a false 'state seen before' reported flapping, and the run differed from process to process."""
+    z = (hash(value) + 0x9E3779B97F4A7C15) & _HASH_MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _HASH_MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _HASH_MASK
+    return z ^ (z >> 31)
+
+
 class Simulation(JobController, WorkloadController, QueueController, AdmissionCheckReconciler):
     P_COMPLETE, P_CHECK_READY, P_PODS_READY, P_TIMEOUT = _COMPLETE, _CHECK_READY, _PODS_READY, _TIMEOUT
     P_REQUEUE, P_CREATE = _REQUEUE, _CREATE
@@ -249,7 +260,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
                 total -= old
             q = self.queues.get(name)
             if q is not None:
-                term = hash((name, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets)) & _HASH_MASK
+                term = _term((name, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets))
                 terms[name] = term
                 total += term
         self._dirty_queues.clear()
@@ -265,7 +276,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         if holding:
             usage = wl.usage
             items = tuple(usage.items()) if len(usage) < 2 else tuple(sorted(usage.items()))
-            term = hash((key, wl.state, items)) & _HASH_MASK
+            term = _term((key, wl.state, items))
             self._holding_terms[key] = term
             self._holding_hash = (self._holding_hash + term) & _HASH_MASK
 

@@ -314,6 +314,8 @@ class FlavorAssigner:
         self.last_no_fit = ""
         result = Assignment()
         requests = ps.total(ps.count)
+        if self.covers_pods:  # as assign(): the single resource may be `pods` itself
+            requests["pods"] = ps.count
         psa = PodSetAssignment(ps.name, ps.count, requests)
         res = fr[1]
         mode, borrow = self._fits_resource_quota(fr, 0, requests[res])
