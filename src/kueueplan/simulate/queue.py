@@ -84,6 +84,8 @@ class ClusterQueueQueue:
         return bucket.verdict if bucket.parked else None
 
     def remove(self, key: str) -> None:
+        if key not in self.members and key not in self.inadmissible and self._sticky != key:
+            return  # not queued here (an admitted workload that finished): nothing changes
         self._touch()
         self.members.pop(key, None)  # heap entries are dropped lazily
         self.inadmissible.pop(key, None)

@@ -134,21 +134,23 @@ def run_cycle(sim: Simulation) -> bool:
     sim.cycle += 1
     entries: list[Entry] = []
     inadmissible: list[Entry] = []
+    progress = False
     for cq_name, wl in heads:
-        e = Entry(wl, cq_name)
         problem = sim.admissibility_problem(wl, cq_name)
         if problem is not None:
+            e = Entry(wl, cq_name)
             e.message, e.requeue_reason = problem
             inadmissible.append(e)
             continue
         plain = _plain_request(sim, wl, cq_name)
         height = _fit_height(sim, cq_name, plain) if plain is not None else None
         if plain is not None and height is None and sim.parkable[cq_name] and _surely_parked(sim, wl, cq_name, plain):
+            # Parked now rather than after the cycle's entries are processed: processing touches only other
+            # queues (one head per queue and cycle) and holders, and its victims are evicted after requeues.
             wl.last_assignment = None  # what its scan would record: one flavor per group, nothing to resume
-            e.requeue_reason = NO_CANDIDATES
-            e.message = sim.deferred.defer(wl, cq_name, sim)
-            inadmissible.append(e)
+            progress = sim.requeue(wl, cq_name, NO_CANDIDATES, None, sim.deferred.defer(wl, cq_name, sim)) or progress
             continue
+        e = Entry(wl, cq_name)
         e.assignment, e.targets = get_assignments(sim, wl, cq_name, plain, height)
         entries.append(e)
     if sim.fair_sharing is not None:
@@ -159,7 +161,6 @@ def run_cycle(sim: Simulation) -> bool:
     claimed = _Claimed()
     temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only
     preemptions: list[tuple[Entry, list[preemption.Target]]] = []
-    progress = False
     for e in ordered:
         outcome = _process(sim, e, claimed, temporary)
         if outcome == "preempt":
