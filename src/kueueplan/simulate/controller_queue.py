@@ -18,6 +18,7 @@ from kueueplan.simulate.resource_node import FR, build_tree
 from kueueplan.simulate.workload import INADMISSIBLE, PENDING, QUOTA_RESERVED, SimWorkload
 
 _EMPTY: tuple[SimWorkload, ...] = ()
+_PLAIN_REASONS = frozenset((scheduler.NO_CANDIDATES, scheduler.FAILED_AFTER_NOMINATION))  # _requeue_plain
 _UNKNOWN = object()
 
 
@@ -68,8 +69,8 @@ class QueueController:
         if cq not in self.queues:
             self._place(wl)
             return True
-        if reason == scheduler.NO_CANDIDATES and wl.state == PENDING and wl.last_assignment is None:
-            return self._park_plain(wl, cq, message)
+        if wl.state == PENDING and wl.last_assignment is None and reason in _PLAIN_REASONS:
+            return self._requeue_plain(wl, cq, reason, message)
         wl.message = message
         never = None
         if reason == scheduler.NO_FIT:
@@ -108,14 +109,15 @@ class QueueController:
             self._mark_inadmissible(other, never or "")
         return True
 
-    def _park_plain(self, wl: SimWorkload, cq: str, message: str) -> bool:
-        """requeue()'s path for a pending head without candidates and without scan progress (the scheduler's
-        parked heads): the same steps, without the branches that cannot apply."""
+    def _requeue_plain(self, wl: SimWorkload, cq: str, reason: str, message: str) -> bool:
+        """requeue()'s path for a pending head without scan progress that found no candidates (parked) or
+        lost its fit to an earlier entry of the cycle (straight back): the same steps, without the branches
+        that cannot apply."""
         wl.message = message
         q = self.queues[cq]
         if q._sticky == wl.key:
             q.sticky = None  # no longer waiting for its preemptions
-        if q.strict_fifo:
+        if q.strict_fifo or reason == scheduler.FAILED_AFTER_NOMINATION:
             q.push(wl)
             return False
         self._parked.setdefault(self._root_key(cq), set()).add(cq)

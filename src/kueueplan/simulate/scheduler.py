@@ -215,7 +215,7 @@ def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, borrowing: int) 
     """The assignment of a head with a _plain_request that fits as it is (at `borrowing`, its _fit_height),
     built without the scan (flavorassigner.fitting_assignment, the same object for the same pod sets, queue
     and borrowing), when there is no earlier scan to resume."""
-    if _resumes(wl):
+    if wl.last_assignment is not None and _resumes(wl):
         return None
     key = (id(wl.spec.pod_sets), cq_name, borrowing)
     got = sim.fitting.get(key)
