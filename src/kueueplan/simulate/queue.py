@@ -120,10 +120,19 @@ class ClusterQueueQueue:
                     return entry[2]
         best: tuple[tuple[int, int, int], int, SimWorkload] | None = None
         empty = []
+        members = self.members
         for h, bucket in self.buckets.items():
             if bucket.parked:
                 continue
-            top = self._top_entry(bucket)
+            heap = bucket.heap  # _top_entry, inline: this loop runs for every queue of every cycle
+            top = None
+            while heap:
+                entry = heap[0]
+                member = members.get(entry[2].key)
+                if member is not None and member[1] == entry[1]:
+                    top = entry
+                    break
+                heapq.heappop(heap)
             if top is None:
                 empty.append(h)
                 continue
