@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Iterable, Protocol
 
 from kueueplan.kube.objects import ClusterQueue, LOWER_OR_NEWER_EQUAL_PRIORITY, LOWER_PRIORITY, ANY, NEVER
-from kueueplan.simulate.resource_node import FR, Node, QuotaTree, find_height_of_lowest_subtree_that_fits
+from kueueplan.simulate.resource_node import (FR, Node, QuotaTree, find_height_of_lowest_subtree_that_fits,
+                                              flat_available)
 from kueueplan.simulate.flavorassigner import NO_CANDIDATES, PREEMPT, RECLAIM
 from kueueplan.simulate.workload import SimWorkload
 
@@ -400,10 +401,7 @@ class Preemptor:
             else:
                 if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
                     continue
-                left = over_left.get(cq)
-                if left is None:
-                    other = cqs[cq]
-                    left = other.usage.get(fr, 0) - other.subtree.get(fr, 0)
+                left = _over_nominal(over_left, cqs, cq, fr)
                 if left <= 0:
                     continue  # that queue is back within nominal
                 over_left[cq] = left - u
@@ -454,10 +452,7 @@ class Preemptor:
             if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
                 continue
             cq = c.wl.cluster_queue or ""
-            left = over_left.get(cq)
-            if left is None:
-                other = cqs[cq]
-                left = other.usage.get(fr, 0) - other.subtree.get(fr, 0)
+            left = _over_nominal(over_left, cqs, cq, fr)
             if left <= 0:
                 continue  # that queue is back within nominal
             u = c.wl.usage.get(fr, 0)
@@ -531,6 +526,15 @@ class Preemptor:
         return chosen
 
 
+def _over_nominal(over_left: dict[str, int], cqs: dict[str, Node], cq: str, fr: FR) -> int:
+    """A queue's usage over nominal in fr, less what a pass took from it so far (`over_left`)."""
+    left = over_left.get(cq)
+    if left is None:
+        other = cqs[cq]
+        left = other.usage.get(fr, 0) - other.subtree.get(fr, 0)
+    return left
+
+
 def cannot_preempt(state: State, wl: SimWorkload, cq: ClusterQueue, node: Node, usage: dict[FR, int]) -> bool:
     """True when the search surely finds no targets, told in O(resources) for a ClusterQueue alone or in a
     flat cohort with borrowWithinCohort Never: even with every own candidate gone the preemptor would be over
@@ -545,14 +549,7 @@ def cannot_preempt(state: State, wl: SimWorkload, cq: ClusterQueue, node: Node, 
         return False
     rooms: dict[FR, int] = {}
     for fr, v in usage.items():
-        used, nominal = node.usage.get(fr, 0), node.subtree.get(fr, 0)
-        if root is None:
-            room = nominal - used
-        else:
-            room = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
-            limit = node.borrowing.get(fr)
-            if limit is not None and nominal + limit - used < room:
-                room = nominal + limit - used
+        room = flat_available(node, fr)
         if room < v:
             rooms[fr] = room
     if not rooms:

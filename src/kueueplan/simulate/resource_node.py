@@ -178,6 +178,20 @@ class Node:
                 yield n
 
 
+def flat_available(node: Node, fr: FR) -> int:
+    """Node.available (before ClusterQueueSnapshot's clamp at zero) of a ClusterQueue alone (nominal - usage)
+    or in a flat cohort (the root's free quota, capped by nominal + borrowing limit - usage), in O(1)."""
+    used, nominal = node.usage.get(fr, 0), node.subtree.get(fr, 0)
+    root = node.parent
+    if root is None:
+        return nominal - used
+    room = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+    limit = node.borrowing.get(fr)
+    if limit is not None and nominal + limit - used < room:
+        return nominal + limit - used
+    return room
+
+
 def find_height_of_lowest_subtree_that_fits(cq: Node, fr: FR, val: int) -> tuple[int, bool]:
     """Borrowing level (semantics §2.4) and whether a smaller subtree than the whole tree fits."""
     if not cq.borrowing_with(fr, val) or cq.parent is None:

@@ -21,7 +21,7 @@ from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, N
                                       NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT,
                                                fitting_assignment, quota_message, single_flavor_usage)
-from kueueplan.simulate.resource_node import FR, Node
+from kueueplan.simulate.resource_node import FR, Node, flat_available
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
 def make_assigner(sim: Simulation, wl: SimWorkload, cq_name: str) -> FlavorAssigner:
@@ -244,18 +244,10 @@ def _fit_height(sim: Simulation, cq_name: str, usage: dict[FR, int]) -> int | No
     root = node.parent
     borrowing = 0
     for fr, v in usage.items():
-        used, nominal = node.usage.get(fr, 0), node.subtree.get(fr, 0)
-        if root is None:
-            avail = nominal - used
-        else:
-            avail = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
-            limit = node.borrowing.get(fr)
-            if limit is not None and nominal + limit - used < avail:
-                avail = nominal + limit - used
-            if used + v > nominal:
-                borrowing = root.height
-        if v > avail and v > 0:
+        if v > flat_available(node, fr) and v > 0:
             return None
+        if root is not None and node.usage.get(fr, 0) + v > node.subtree.get(fr, 0):
+            borrowing = root.height
     return borrowing
 
 
