@@ -28,9 +28,22 @@ def _chunk(source: ScenarioSource, seed: int, runs: list[int]) -> list[RunMetric
     return [one_run(source, seed, r) for r in runs]
 
 
-def _batches(runs: int, workers: int) -> list[list[int]]:
-    """Small interleaved batches: few enough to amortise shipping the source, enough to balance the cores."""
-    size = max(1, min(8, runs // (workers * 4) or 1))
+_WORKER_SOURCE: ScenarioSource | None = None  # a pool worker's source, shipped once (_adopt)
+
+
+def _adopt(source: ScenarioSource) -> None:
+    global _WORKER_SOURCE
+    _WORKER_SOURCE = source
+
+
+def _worker_chunk(seed: int, runs: list[int]) -> list[RunMetrics]:
+    assert _WORKER_SOURCE is not None
+    return _chunk(_WORKER_SOURCE, seed, runs)
+
+
+def _batches(runs: int, workers: int, most: int = 8) -> list[list[int]]:
+    """Small interleaved batches: few enough to amortise each round trip, enough to balance the cores."""
+    size = max(1, min(most, runs // (workers * 4) or 1))
     return [list(range(i, min(i + size, runs))) for i in range(0, runs, size)]
 
 
@@ -51,9 +64,11 @@ def run_local(source: ScenarioSource, seed: int, runs: int, workers: int | None 
     if workers == 1 or runs == 1:
         return run_serial(source, seed, runs, progress)
     done: dict[int, RunMetrics] = {}
-    pool = ProcessPoolExecutor(max_workers=workers)
+    # The source goes to each worker once, when it starts, not with every batch: batches can then be small
+    # enough that no core waits long for the last one.
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_adopt, initargs=(source,))
     try:
-        pending: set[Future] = {pool.submit(_chunk, source, seed, b) for b in _batches(runs, workers)}
+        pending: set[Future] = {pool.submit(_worker_chunk, seed, b) for b in _batches(runs, workers, most=4)}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
