@@ -13,10 +13,11 @@ large (20 CPU, 1 s, priority 200, every 1.2 s). Inputs:
 - large-jitter: the same, each `workloads` entry with its own seeded run time (x0.5 to x3), spacing (x0.4 to
   x1.5) and start (0 to 2 s), so no two ClusterQueues move in step.
 
-Each input is written to a YAML file first; the figure is one `kueueplan simulate FILE -o json > out` process:
-user+sys CPU seconds (getrusage of the waited child), wall time, and its peak RSS. A process past CPU_LIMIT
-seconds of CPU is stopped and reported as such (large-jitter is, today: see docs/simulate.md). The table also
-shows what the JSON result holds (workloads, finished, Preempted events, the time of the last event).
+Each input is written to a YAML file first; the figure is one `kueueplan simulate FILE -o json > out` process
+(the best of three, as the build and validate benchmarks report): user+sys CPU seconds (getrusage of the
+waited child), wall time, and its peak RSS. A process past CPU_LIMIT seconds of CPU is stopped and reported as
+such. The table also shows what the JSON result holds (workloads, finished, Preempted events, the time of the
+last event).
 
     python benchmarks/bench_simulate.py                  # every input
     python benchmarks/bench_simulate.py large-jitter     # some of them
@@ -146,6 +147,20 @@ def measure(path: Path) -> dict[str, Any]:
             "peak_mib": usage.ru_maxrss / 1024}  # KiB on Linux
 
 
+def best_of(path: Path, target: float, repeat: int = 3) -> dict[str, Any]:
+    """measure() up to `repeat` times, keeping the run with the least CPU (the machine is shared: other jobs
+    only ever add time, so the minimum is the figure least disturbed by them). A run stopped at the limit or
+    far over its target is not repeated."""
+    best = measure(path)
+    for _ in range(repeat - 1):
+        if best.get("stopped") or best["cpu_s"] > 3 * target:
+            break
+        r = measure(path)
+        if r["cpu_s"] < best["cpu_s"]:
+            best = r
+    return best
+
+
 def _limit_cpu() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 5))
 
@@ -189,7 +204,7 @@ def main(argv: list[str]) -> None:
     print("|" + "---|" * len(header))
     with tempfile.TemporaryDirectory() as tmp:
         for n in names:
-            r = measure(write(n, Path(tmp)))
+            r = best_of(write(n, Path(tmp)), TARGETS[n])
             if r.get("stopped"):
                 print(f"| {n} | {r['yaml_mb']:.1f} MB | | | | | > {CPU_LIMIT} s (stopped) | {r['wall_s']:.0f} s "
                       f"| {r['peak_mib']:.0f} MiB | <= {TARGETS[n]:g} s |", flush=True)

@@ -237,9 +237,9 @@ def _resumes(wl: SimWorkload) -> bool:
 
 
 def _fit_height(sim: Simulation, cq_name: str, usage: dict[FR, int]) -> int | None:
-    """The borrowing height of a plain request that fits as it is, None if it does not fit. Availability and
-    height are those of resource_node for a ClusterQueue alone (nominal - usage; height 0) or in a flat
-    cohort (the root's free quota capped by the borrowing limit; height 0 within nominal, else the root's)."""
+    """The borrowing height of a plain request that fits as it is (resource_node.flat_available), None if it
+    does not fit: 0 within nominal or without a cohort, else the flat root's (find_height_of_lowest_subtree_
+    that_fits for such a queue)."""
     node = sim.tree.cqs[cq_name]
     root = node.parent
     borrowing = 0
