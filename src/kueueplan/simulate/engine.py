@@ -38,6 +38,9 @@ from kueueplan.simulate.workload import ADMITTED, PENDING, SimWorkload
 # timer phases at one instant
 _COMPLETE, _CHECK_READY, _PODS_READY, _TIMEOUT, _APPLY, _REQUEUE, _CREATE = range(7)
 MAX_CYCLES_PER_INSTANT = 1_000_000
+# Instants at which preemptions undid each other (each reported in `warnings`) before a run without `until` stops:
+# such a run can otherwise go on forever (e.g. one workload preempted and re-admitted every second).
+MAX_FLAPPING_INSTANTS = 1_000
 _HASH_MASK = (1 << 64) - 1
 
 
@@ -88,6 +91,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._at: tuple[int, Any] = (0, 0)  # (now, now in seconds) for emit
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []
+        self._flapping = 0  # instants at which flapping was reported (MAX_FLAPPING_INSTANTS)
         self._timer_seq = 0
         self._reserve_seq = 0
         self._deleting_cqs: set[str] = set()
@@ -154,6 +158,11 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
             self._settle()
             if self.progress is not None:
                 self.progress(len(self.workloads), total)
+            if until is None and self._flapping >= MAX_FLAPPING_INSTANTS:
+                self.warnings.append(f"t={ms_to_seconds(self.now)}s: stopped here: preemptions undid each other at "
+                                     f"{MAX_FLAPPING_INSTANTS:,} instants, and Kueue would go on evicting and "
+                                     "re-admitting the same workloads; set `until` to follow it further")
+                break
         if until is not None:
             self.now = max(self.now, until)
         self.deferred.resolve()
@@ -283,6 +292,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
     def _report_flapping(self, first_event: int) -> None:
         """Say so, and park the preemptors until the next requeue-all so that the run can go on (Kueue
         itself would keep evicting the victims)."""
+        self._flapping += 1
         at = ms_to_seconds(self.now)
         pairs = sorted({(e["by"], e["workload"]) for e in self.events[first_event:] if e["type"] == "Preempted"})
         by_key = {w.key: w for w in self.workloads}
