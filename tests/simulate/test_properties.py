@@ -204,13 +204,7 @@ def test_flat_fit_check_after_claimed_victims_matches_the_tree(data: dict[str, A
 
     def on_the_tree(self: Any, node: Any, root: Any, usage: dict[Any, int], new: list[Any]) -> bool:
         nodes = {n.name: n for n in root.subtree_cqs()}
-        victims = self.by_root.get(root, []) + new
-        for v in victims:
-            nodes[v.cluster_queue].remove_usages(v.usage)
-        fits = all(node.cq_available(fr) >= v for fr, v in usage.items())
-        for v in victims:
-            nodes[v.cluster_queue].add_usages(v.usage)
-        return fits
+        return scheduler.fits_on_tree(nodes, node, self.by_root.get(root, []) + new, usage)
 
     original = scheduler._Claimed.fits_flat
     scheduler._Claimed.fits_flat = on_the_tree  # type: ignore[method-assign]

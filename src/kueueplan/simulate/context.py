@@ -27,7 +27,6 @@ class SchedulingContext(Protocol):
     deferred: Any  # scheduler.DeferredMessages
     plain_requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]]
     fitting: dict[tuple[int, str, int], tuple[Any, Assignment]]
-    parkable: dict[str, bool]
 
     @property
     def cluster_queues(self) -> dict[str, ClusterQueue]: ...

@@ -149,7 +149,6 @@ class QueueController:
         self._verdicts.clear()
         self.plain_requests.clear()
         self.fitting.clear()
-        self.parkable.clear()
         self._root_keys.clear()
         self._cq_flavors.clear()
         self._problems.clear()

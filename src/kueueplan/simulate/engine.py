@@ -110,8 +110,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         # the scheduler's shortcuts: per pod sets and ClusterQueue, the plain request and fitting assignments
         self.plain_requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]] = {}
         self.fitting: dict[tuple[int, str, int], tuple[Any, Assignment]] = {}
-        self.parkable: dict[str, bool] = {}
-        self._root_keys: dict[str, str] = {}  # ClusterQueue -> its cohort tree's key in _parked  # per ClusterQueue: reclaimWithinCohort Any (scheduler._surely_parked)
+        self._root_keys: dict[str, str] = {}  # ClusterQueue -> its cohort tree's key in _parked
         self._cq_flavors: dict[str, dict[str, Any]] = {}
         self.deferred = scheduler.DeferredMessages()  # quota messages of heads parked without a flavor scan
         self._parked: dict[str, set[str]] = {}  # cohort tree -> ClusterQueues with parked workloads

@@ -144,7 +144,7 @@ def run_cycle(sim: Simulation) -> bool:
             continue
         plain = _plain_request(sim, wl, cq_name)
         height = _fit_height(sim, cq_name, plain) if plain is not None else None
-        if plain is not None and height is None and sim.parkable[cq_name] and _surely_parked(sim, wl, cq_name, plain):
+        if plain is not None and height is None and _surely_parked(sim, wl, cq_name, plain):
             # Parked now rather than after the cycle's entries are processed: processing touches only other
             # queues (one head per queue and cycle) and holders, and its victims are evicted after requeues.
             wl.last_assignment = None  # what its scan would record: one flavor per group, nothing to resume
@@ -198,8 +198,6 @@ def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, i
 
 
 def _plain(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | None:
-    if cq_name not in sim.parkable:  # see _surely_parked
-        sim.parkable[cq_name] = sim.cluster.cluster_queues[cq_name].preemption.reclaim_within_cohort == ANY
     if sim.fair_sharing is not None:
         return None
     root = sim.tree.cqs[cq_name].parent
@@ -215,7 +213,7 @@ def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, borrowing: int) 
     """The assignment of a head with a _plain_request that fits as it is (at `borrowing`, its _fit_height),
     built without the scan (flavorassigner.fitting_assignment, the same object for the same pod sets, queue
     and borrowing), when there is no earlier scan to resume."""
-    if wl.last_assignment is not None and _resumes(wl):
+    if _resumes(wl):
         return None
     key = (id(wl.spec.pod_sets), cq_name, borrowing)
     got = sim.fitting.get(key)
@@ -256,13 +254,16 @@ def _surely_parked(sim: Simulation, wl: SimWorkload, cq_name: str, usage: dict[F
     a _plain_request (`usage`), no partial admission, and preemption.cannot_preempt on that full request
     (which is below what it needs, so it does not fit either). Such a nomination only parks the head with its
     quota message, which DeferredMessages computes if it is still shown at the end. Not for fair sharing (the
-    search differs), a reclaimWithinCohort other than Any (sim.parkable: a head without candidates reserves
-    quota for the rest of the cycle) or a never-admissible head (its verdict depends on the outcome: NoFit or
+    search differs), a reclaimWithinCohort other than Any (a head without candidates reserves quota for the
+    rest of the cycle) or a never-admissible head (its verdict depends on the outcome: NoFit or
     no candidates)."""
+    cq = sim.cluster.cluster_queues[cq_name]
+    if cq.preemption.reclaim_within_cohort != ANY:
+        return False
     if sim.config.partial_admission and sim.version >= (0, 5) and \
             any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
         return False
-    return preemption.cannot_preempt(sim, wl, sim.cluster.cluster_queues[cq_name], sim.tree.cqs[cq_name], usage)
+    return preemption.cannot_preempt(sim, wl, cq, sim.tree.cqs[cq_name], usage)
 
 
 class DeferredMessages:
@@ -343,6 +344,16 @@ class _Claimed(dict[str, SimWorkload]):
         return True
 
 
+def fits_on_tree(cqs: dict[str, Node], node: Node, victims: list[SimWorkload], usage: dict[FR, int]) -> bool:
+    """ClusterQueueSnapshot.Available >= usage with `victims` removed from the quota tree (put back after)."""
+    for v in victims:
+        cqs[v.cluster_queue].remove_usages(v.usage)
+    fits = all(node.cq_available(fr) >= v for fr, v in usage.items())
+    for v in victims:
+        cqs[v.cluster_queue].add_usages(v.usage)
+    return fits
+
+
 _ROOT = "\0root/"  # keys of _Claimed.removed for cohort roots (never a ClusterQueue name)
 
 
@@ -378,12 +389,7 @@ def _process(sim: Simulation, e: Entry, claimed: _Claimed,
     if parent is None or root.flat:
         fits = claimed.fits_flat(node, root, usage, new)
     else:
-        victims = claimed.by_root.get(root, []) + new
-        for v in victims:
-            cqs[v.cluster_queue].remove_usages(v.usage)
-        fits = all(node.cq_available(fr) >= v for fr, v in usage.items())
-        for v in victims:
-            cqs[v.cluster_queue].add_usages(v.usage)
+        fits = fits_on_tree(cqs, node, claimed.by_root.get(root, []) + new, usage)
     if not fits:
         e.requeue_reason = FAILED_AFTER_NOMINATION
         e.message = "Workload no longer fits after processing another workload"
