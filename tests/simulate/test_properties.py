@@ -102,6 +102,18 @@ def _run_checked(data: dict[str, Any]) -> Simulation:
     return sim.run()
 
 
+def _run_patched(data: dict[str, Any], owner: Any, **attrs: Any) -> dict[str, Any]:
+    """The run's result with `owner`'s attributes replaced for it (a slower reference path), restored after."""
+    originals = {name: getattr(owner, name) for name in attrs}
+    for name, value in attrs.items():
+        setattr(owner, name, value)
+    try:
+        return result_json(engine_mod.simulate(scenario_from_dict(data)))
+    finally:
+        for name, value in originals.items():
+            setattr(owner, name, value)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_quota_never_exceeded_and_everything_accounted_for(data: dict[str, Any]) -> None:
@@ -140,12 +152,7 @@ def test_flat_cohort_fast_path_matches_the_tree(data: dict[str, Any]) -> None:
         original(self, *args)
         self.flat = False
 
-    preemption.Preemptor.__init__ = tree_only  # type: ignore[method-assign]
-    try:
-        slow = result_json(engine_mod.simulate(scenario_from_dict(data)))
-    finally:
-        preemption.Preemptor.__init__ = original  # type: ignore[method-assign]
-    assert fast == slow
+    assert fast == _run_patched(data, preemption.Preemptor, __init__=tree_only)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -153,13 +160,7 @@ def test_flat_cohort_fast_path_matches_the_tree(data: dict[str, Any]) -> None:
 def test_cycle_candidate_cache_matches_a_fresh_search(data: dict[str, Any]) -> None:
     """Preemption caches each cohort level's candidates for a cycle; searching afresh every time gives the same run."""
     cached = result_json(engine_mod.simulate(scenario_from_dict(data)))
-    original = engine_mod.Simulation.preemption_cache
-    engine_mod.Simulation.preemption_cache = lambda self: {}  # type: ignore[method-assign]
-    try:
-        fresh = result_json(engine_mod.simulate(scenario_from_dict(data)))
-    finally:
-        engine_mod.Simulation.preemption_cache = original  # type: ignore[method-assign]
-    assert cached == fresh
+    assert cached == _run_patched(data, engine_mod.Simulation, preemption_cache=lambda self: {})
 
 
 @st.composite
@@ -206,13 +207,7 @@ def test_flat_fit_check_after_claimed_victims_matches_the_tree(data: dict[str, A
         nodes = {n.name: n for n in root.subtree_cqs()}
         return scheduler.fits_on_tree(nodes, node, self.by_root.get(root, []) + new, usage)
 
-    original = scheduler._Claimed.fits_flat
-    scheduler._Claimed.fits_flat = on_the_tree  # type: ignore[method-assign]
-    try:
-        slow = result_json(engine_mod.simulate(scenario_from_dict(data)))
-    finally:
-        scheduler._Claimed.fits_flat = original  # type: ignore[method-assign]
-    assert fast == slow
+    assert fast == _run_patched(data, scheduler._Claimed, fits_flat=on_the_tree)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -224,14 +219,9 @@ def test_remembered_verdicts_match_fresh_ones(data: dict[str, Any]) -> None:
 
     cached = result_json(engine_mod.simulate(scenario_from_dict(data)))
     sim_cls = engine_mod.Simulation
-    originals = sim_cls.never_admissible, sim_cls.admissibility_problem
-    sim_cls.never_admissible = lambda self, wl, cq: never_admissible_reason(  # type: ignore[method-assign]
-        self.cluster, self.tree, wl.spec, cq)
-    sim_cls.admissibility_problem = sim_cls._admissibility_problem  # type: ignore[method-assign]
-    try:
-        fresh = result_json(engine_mod.simulate(scenario_from_dict(data)))
-    finally:
-        sim_cls.never_admissible, sim_cls.admissibility_problem = originals  # type: ignore[method-assign]
+    fresh = _run_patched(data, sim_cls, admissibility_problem=sim_cls._admissibility_problem,
+                         never_admissible=lambda self, wl, cq: never_admissible_reason(self.cluster, self.tree,
+                                                                                       wl.spec, cq))
     assert cached == fresh
 
 
