@@ -21,9 +21,10 @@ from typing import Any, Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kueueplan.simulate import preemption, scheduler
+from kueueplan.simulate import engine, preemption, scheduler
 from kueueplan.simulate.engine import simulate
 from kueueplan.simulate.flavorassigner import FlavorAssigner
+from kueueplan.simulate.headplan import HeadPlan
 from kueueplan.simulate.result import result_json
 from kueueplan.simulate.scenario import scenario_from_dict
 from tests.simulate.test_properties import scenarios
@@ -36,12 +37,16 @@ class _Shortcuts:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.mp = monkeypatch
-        self.taken = {"cannot_preempt": 0, "surely_parked": 0, "direct_fit": 0, "run_one": 0}
+        self.taken = {"cannot_preempt": 0, "surely_parked": 0, "direct_fit": 0, "run_one": 0, "head_plan": 0}
         self._orig = (preemption.cannot_preempt, scheduler._surely_parked, scheduler._direct_fit,
-                      FlavorAssigner.run_one)
+                      FlavorAssigner.run_one, HeadPlan.park_head)
 
     def count(self) -> None:
-        cp, sp, df, one = self._orig
+        cp, sp, df, one, park = self._orig
+
+        def plan_park(plan: HeadPlan, record: Any) -> None:
+            self.taken["head_plan"] += record is not None  # a nomination parked by the plan, not a live head
+            park(plan, record)
 
         def cannot(*a: Any) -> bool:
             r = cp(*a)
@@ -66,8 +71,10 @@ class _Shortcuts:
         self.mp.setattr(scheduler, "_surely_parked", parked)
         self.mp.setattr(scheduler, "_direct_fit", fit)
         self.mp.setattr(FlavorAssigner, "run_one", run_one)
+        self.mp.setattr(HeadPlan, "park_head", plan_park)
 
     def off(self) -> None:
+        self.mp.setattr(engine, "HEAD_PLANS", False)
         self.mp.setattr(preemption, "cannot_preempt", lambda *a: False)
         self.mp.setattr(scheduler, "_surely_parked", lambda *a: False)
         self.mp.setattr(scheduler, "_direct_fit", lambda *a: None)

@@ -25,6 +25,7 @@ class SchedulingContext(Protocol):
     fair_sharing: dict[str, Any] | None
     config: Any  # simulate.configuration.SimConfiguration
     deferred: Any  # scheduler.DeferredMessages
+    plans: Any  # headplan.HeadPlans
     plain_requests: dict[tuple[int, str], tuple[Any, dict[FR, int] | None]]
     fitting: dict[tuple[int, str, int], tuple[Any, Assignment]]
 

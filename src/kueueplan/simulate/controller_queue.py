@@ -144,6 +144,7 @@ class QueueController:
                 self.orphans[wl.key] = wl
 
     def _config_changed(self) -> None:
+        self.plans.materialize_all()  # plans read the tree and the objects, replaced below
         self.deferred.resolve()  # before the objects and the tree its messages read are replaced
         self._active = None
         self._verdicts.clear()
@@ -318,13 +319,17 @@ class QueueController:
         return got
 
     def _requeue_tree(self, cq: str) -> None:
-        """Requeue-all for every ClusterQueue of the cohort tree (only those that parked something)."""
-        for name in sorted(self._parked.pop(self._root_key(cq), ())):
+        """Requeue-all for every ClusterQueue of the cohort tree (only those that parked something; those with a
+        HeadPlan at once, by a new epoch)."""
+        key = self._root_key(cq)
+        self.plans.requeue_all(key)
+        for name in sorted(self._parked.pop(key, ())):
             q = self.queues.get(name)
             if q is not None:
                 q.requeue_all()
 
     def _requeue_everything(self) -> None:
+        self.plans.materialize_all()
         self._parked.clear()
         for q in self.queues.values():
             q.requeue_all()

@@ -29,6 +29,7 @@ from kueueplan.simulate.controller_job import JobController
 from kueueplan.simulate.controller_queue import QueueController
 from kueueplan.simulate.controller_workload import WorkloadController
 from kueueplan.simulate.flavorassigner import Assignment
+from kueueplan.simulate.headplan import HeadPlans
 from kueueplan.simulate.heap import without_cycle_collector
 from kueueplan.simulate.queue import ClusterQueueQueue
 from kueueplan.simulate.resource_node import FR, build_tree
@@ -42,6 +43,7 @@ MAX_CYCLES_PER_INSTANT = 1_000_000
 # such a run can otherwise go on forever (e.g. one workload preempted and re-admitted every second).
 MAX_FLAPPING_INSTANTS = 1_000
 _HASH_MASK = (1 << 64) - 1
+HEAD_PLANS = True  # headplan.py; off in tests that compare a run with the usual path
 
 
 def _term(value: Any) -> int:
@@ -125,6 +127,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._queue_terms: dict[str, int] = {}
         self._dirty_queues: set[str] = set()
         self._ready_queues: set[str] = set()  # ClusterQueue queues that may have a head (queues_with_heads)
+        self.plans = HeadPlans(self, _term, HEAD_PLANS)  # nominations that only park a head, by arithmetic
         self.ac = AdmissionCheckController(scenario.admission_checks)
         self.progress = progress
         self._sync_queues()
@@ -164,6 +167,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
                 break
         if until is not None:
             self.now = max(self.now, until)
+        self.plans.materialize_all()
         self.deferred.resolve()
         self._explain_waiting()
         return self
@@ -273,7 +277,14 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
                 total += term
         self._dirty_queues.clear()
         self._queues_hash = total & _HASH_MASK
-        return self._queues_hash
+        return (self._queues_hash + self.plans.total) & _HASH_MASK  # queues with a HeadPlan: their terms there
+
+    def forget_queue_term(self, name: str) -> None:
+        """A queue's term leaves _queues_signature (its HeadPlan keeps it from now on)."""
+        old = self._queue_terms.pop(name, None)
+        if old is not None:
+            self._queues_hash = (self._queues_hash - old) & _HASH_MASK
+        self._dirty_queues.discard(name)
 
     def _rehash_holder(self, wl: SimWorkload, holding: bool) -> None:
         """Replace wl's term in the holders' hash (call after its state, usage or holding changed)."""

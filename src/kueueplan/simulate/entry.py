@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kueueplan.simulate import preemption
 from kueueplan.simulate.flavorassigner import Assignment
@@ -27,6 +28,8 @@ class Entry:
     requeue_reason: str = GENERIC
     message: str = ""
     admitted: bool = False
+    plan: Any = None  # the headplan.HeadPlan of a live head nominated from one
+
 
     def sort_key(self) -> tuple:
         borrowing = self.assignment.borrowing if self.assignment else 0

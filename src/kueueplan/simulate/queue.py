@@ -49,25 +49,44 @@ class ClusterQueueQueue:
     # admission fair sharing (UsageBasedAdmissionFairSharing): the LocalQueue usage of a workload, compared
     # before everything else (cluster_queue.go queueOrderingFunc); None = off
     usage_of: Any = None
+    # a headplan.HeadPlan that holds this queue's parked state while the scheduler nominates its heads by
+    # arithmetic; every method below first writes it back (materialize), so the plan is invisible here
+    plan: Any = None
 
     @property
     def sticky(self) -> str | None:
+        if self.plan is not None:
+            self.plan.materialize()
         return self._sticky
 
     @sticky.setter
     def sticky(self, key: str | None) -> None:
+        if self.plan is not None:
+            self.plan.materialize()
         self._touch()
         self._sticky = key
+
+    @property
+    def token(self) -> int:
+        """Bumped by every push and park."""
+        return self._token
+
+    def mark_dirty(self) -> None:
+        self._touch()
 
     def _touch(self) -> None:
         if self.dirty is not None:
             self.dirty.add(self.name)
 
     def __len__(self) -> int:
+        if self.plan is not None:
+            self.plan.materialize()
         return len(self.members) + len(self.inadmissible)
 
     def push(self, wl: SimWorkload) -> str | None:
         """Add (or re-add) a workload to its bucket heap; returns the bucket's never-admissible verdict if parked."""
+        if self.plan is not None:
+            self.plan.materialize()
         self._touch()
         if self.ready is not None:
             self.ready.add(self.name)
@@ -85,7 +104,9 @@ class ClusterQueueQueue:
 
     def remove(self, key: str) -> None:
         if key not in self.members and key not in self.inadmissible and self._sticky != key:
-            return  # not queued here (an admitted workload that finished): nothing changes
+            return  # not queued here (an admitted workload that finished): nothing changes (a plan keeps these)
+        if self.plan is not None:
+            self.plan.materialize()
         self._touch()
         self.members.pop(key, None)  # heap entries are dropped lazily
         self.inadmissible.pop(key, None)
@@ -110,6 +131,8 @@ class ClusterQueueQueue:
 
     def head(self) -> SimWorkload | None:
         """The next workload to try, without removing it."""
+        if self.plan is not None:
+            self.plan.materialize()
         if self.usage_of is not None:
             return self._afs_head()
         sticky = self._sticky
@@ -170,6 +193,8 @@ class ClusterQueueQueue:
         """BestEffortFIFO: move a failed head (and, if bulk, its equivalents) out of the way.
 
         Returns the equivalents parked with it (they share the head's verdict)."""
+        if self.plan is not None:
+            self.plan.materialize()
         self._touch()
         if bulk:
             h = wl.equivalence_hash()
@@ -191,6 +216,8 @@ class ClusterQueueQueue:
 
     def requeue_all(self) -> bool:
         """Move every parked workload back; True if anything moved."""
+        if self.plan is not None:
+            self.plan.materialize()
         self._touch()
         if self.ready is not None:
             self.ready.add(self.name)
@@ -208,6 +235,8 @@ class ClusterQueueQueue:
         return moved
 
     def pending(self) -> list[SimWorkload]:
+        if self.plan is not None:
+            self.plan.materialize()
         out = []
         for bucket in self.buckets.values():
             for _, token, wl in bucket.heap:

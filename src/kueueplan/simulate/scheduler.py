@@ -125,16 +125,21 @@ def run_cycle(sim: Simulation) -> bool:
     """One cycle; True if it changed anything (admission, preemption, a workload parked)."""
     heads: list[tuple[str, SimWorkload]] = []
     queues = sim.queues
-    for name in sim.queues_with_heads():
+    plans = sim.plans
+    names = sim.queues_with_heads()
+    if plans.enabled and names:
+        names = plans.adopt(names)
+    for name in names:
         wl = queues[name].pop_head()
         if wl is not None:
             heads.append((name, wl))
-    if not heads:
+    # the heads of queues with a HeadPlan: those that park are parked now (as _surely_parked below)
+    planned, progress, live = plans.nominate(sim.cycle + 1) if plans.active else (False, False, ())
+    if not heads and not planned:
         return False
     sim.cycle += 1
     entries: list[Entry] = []
     inadmissible: list[Entry] = []
-    progress = False
     for cq_name, wl in heads:
         problem = sim.admissibility_problem(wl, cq_name)
         if problem is not None:
@@ -153,15 +158,40 @@ def run_cycle(sim: Simulation) -> bool:
         e = Entry(wl, cq_name)
         e.assignment, e.targets = get_assignments(sim, wl, cq_name, plain, height)
         entries.append(e)
+    # Plan heads that fit the snapshot become entries only if they still fit at their turn: on a busy cohort
+    # most lose their fit to an earlier entry, and those stay in their plan as they were (see _process).
+    fitting: list[tuple[tuple, Any, Any, int]] = []
+    priority_sorting = sim.config.priority_sorting
+    for plan, head, height in live:
+        wl = head.wl
+        if height is not None:
+            key = (height, -wl.priority, wl.queue_ts, wl.seq) if priority_sorting else (height, wl.queue_ts, wl.seq)
+            fitting.append((key, plan, head, height))
+            continue
+        e = Entry(wl, plan.name, plan=plan)
+        e.assignment, e.targets = get_assignments(sim, wl, plan.name, head.plain, None)
+        entries.append(e)
     if sim.fair_sharing is not None:
-        ordered = fairsharing.order_entries(sim, entries)
+        ordered: list[Any] = fairsharing.order_entries(sim, entries)  # no plans with fair sharing
+    elif fitting:  # the order sorted() gives below, with the fitting plan heads among the entries (keys are unique)
+        sort_key = Entry.sort_key if priority_sorting else Entry.fifo_key
+        ordered = [item[-1] if len(item) == 2 else item for item in sorted([(sort_key(e), e) for e in entries] + fitting)]
     else:
-        ordered = sorted(entries, key=Entry.sort_key if sim.config.priority_sorting else Entry.fifo_key)
+        ordered = sorted(entries, key=Entry.sort_key if priority_sorting else Entry.fifo_key)
 
     claimed = _Claimed()
     temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only
     preemptions: list[tuple[Entry, list[preemption.Target]]] = []
     for e in ordered:
+        if type(e) is tuple:  # a fitting plan head
+            _, plan, head, height = e
+            node = plan.node
+            if not claimed.fits_flat(node, node.parent or node, head.plain, []):
+                plan.requeue_live(head.wl, FAILED_AFTER_NOMINATION, NO_LONGER_FITS)
+                continue
+            e = Entry(head.wl, plan.name, plan=plan)
+            e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, height)
+            entries.append(e)
         outcome = _process(sim, e, claimed, temporary)
         if outcome == "preempt":
             preemptions.append((e, e.targets))
@@ -174,6 +204,11 @@ def run_cycle(sim: Simulation) -> bool:
     for e in entries + inadmissible:
         if e.admitted:
             continue
+        if e.plan is not None:
+            parked = e.plan.requeue_live(e.wl, e.requeue_reason, e.message)
+            if parked is not None:
+                progress = progress or parked
+                continue
         if sim.requeue(e.wl, e.cq, e.requeue_reason, e.assignment, e.message):
             progress = True
     for e, targets in preemptions:
@@ -291,6 +326,15 @@ class DeferredMessages:
                                  sim.flavors_of(cq_name))
         return token
 
+    def defer_copies(self, wl: SimWorkload, cq_name: str, usage: dict[FR, int], shared: dict[FR, int] | None,
+                     sim: Simulation) -> str:
+        """defer() with the copies a HeadPlan took when it parked the head (headplan.py)."""
+        self._count += 1
+        token = f"\0deferred quota message {self._count}"
+        self._pending[wl.key] = (token, wl, sim.cluster.cluster_queues[cq_name], sim.tree.cqs[cq_name], usage,
+                                 shared, sim.flavors_of(cq_name))
+        return token
+
     def resolve(self) -> None:
         for token, wl, cq, node, usage, shared, flavors in self._pending.values():
             if wl.message is token:
@@ -354,6 +398,7 @@ def fits_on_tree(cqs: dict[str, Node], node: Node, victims: list[SimWorkload], u
     return fits
 
 
+NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 _ROOT = "\0root/"  # keys of _Claimed.removed for cohort roots (never a ClusterQueue name)
 
 
@@ -392,7 +437,7 @@ def _process(sim: Simulation, e: Entry, claimed: _Claimed,
         fits = fits_on_tree(cqs, node, claimed.by_root.get(root, []) + new, usage)
     if not fits:
         e.requeue_reason = FAILED_AFTER_NOMINATION
-        e.message = "Workload no longer fits after processing another workload"
+        e.message = NO_LONGER_FITS
         return "skipped"
     for t in targets:
         claimed.claim(t.workload, cqs[t.workload.cluster_queue].root())
@@ -409,6 +454,8 @@ def _process(sim: Simulation, e: Entry, claimed: _Claimed,
         e.requeue_reason = WAITING_FOR_PODS_READY
         e.message = "waiting for all admitted workloads to be in PodsReady condition"
         return "blocked"
+    if e.plan is not None:
+        e.plan.take_head(e.wl)
     sim.admit(e.wl, e.cq, e.assignment)
     e.admitted = True
     return "admit"

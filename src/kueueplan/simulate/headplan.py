@@ -1,0 +1,427 @@
+"""Nominations that only park a head again, told by arithmetic (the queue manager's side of scheduler.run_cycle).
+
+After every quota release Kueue requeues every parked workload of the cohort tree (requeue-all,
+pkg/cache/queue/manager.go QueueInadmissibleWorkloads) and the next cycles nominate each ClusterQueue's
+head again, one bucket per cycle (BestEffortFIFO parks a head with its equivalents). On a busy cohort of a
+hundred queues nearly all of those nominations park the head again: it neither fits nor can preempt
+(scheduler._surely_parked). A HeadPlan keeps, per bucket of such a queue, the numbers that decide a
+nomination, so that:
+- a requeue-all of the cohort costs O(1) (an epoch: every plan of the cohort counts as unparked);
+- a nomination that parks the head costs a few comparisons against the cohort's free quota, and its
+  quota message is made only if it is still shown when the queue is next read (DeferredMessages);
+- a head that fits or may preempt is nominated as usual (a live head), and the queue's own structure
+  (queue.ClusterQueueQueue) is brought up to date (`materialize`) before it is admitted, preempts, or
+  anything else reads or changes the queue.
+
+Which queues: the scheduler's plain case (scheduler._plain_request, _surely_parked): classical preemption,
+reclaimWithinCohort Any, borrowWithinCohort Never, withinClusterQueue Never or LowerPriority, a ClusterQueue
+alone or in a flat cohort, BestEffortFIFO without admission fair sharing, no sticky preemptor, and every
+bucket's head plain, pending, admissible, without scan progress or partial admission. The rest of the
+cycle (ordering, processing, evictions) and every other queue are unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kueueplan.kube.objects import ANY, LOWER_PRIORITY, NEVER
+from kueueplan.simulate.resource_node import FR, Node
+from kueueplan.simulate.workload import PENDING, SimWorkload
+
+_HEAD_PARKS, _LIVE = 0, 1
+
+
+class _Head:
+    """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
+
+    __slots__ = ("wl", "bucket", "plain", "checks", "over", "height")
+
+    def __init__(self, wl: SimWorkload, bucket: Any, plain: dict[FR, int]) -> None:
+        self.wl = wl
+        self.bucket = bucket
+        self.plain = plain
+        # per resource (fr, fit, short): it fits where the cohort's free quota is >= fit in every fr, and is
+        # short of quota even with its own lower-priority workloads gone where free < short in some fr
+        self.checks: tuple[tuple[FR, float, float], ...] = ()
+        self.over = False  # over nominal even with its own lower-priority workloads gone
+        self.height = 0  # its borrowing height when it fits (scheduler._fit_height)
+
+
+_INF = float("inf")
+
+
+class HeadPlan:
+    """A ClusterQueue queue's buckets in head order, parked or not (see the module docstring)."""
+
+    __slots__ = ("plans", "cohort", "q", "name", "node", "root", "heads", "parked", "pos", "count", "ghosts",
+                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap")
+
+    def __init__(self, plans: "HeadPlans", cohort: "_Cohort", q: Any, node: Node, heads: list[_Head],
+                 parked: list[bool], ghosts: list[Any], lower: bool) -> None:
+        self.plans = plans
+        self.cohort = cohort
+        self.q = q
+        self.name: str = q.name
+        self.node = node
+        self.root = node.parent
+        self.heads = heads
+        self.parked = parked
+        self.count = sum(parked)
+        self.pos = 0
+        self._advance()
+        self.ghosts = ghosts  # parked buckets with no workload left (they count in parked_buckets)
+        self.ghost_count = len(ghosts)
+        self.epoch = cohort.epoch
+        self.stale = True
+        self.lower = lower
+        self.members = len(q.members)
+        term = plans.term  # one per number of parked buckets
+        self.terms = [term((self.name, None, self.members, 0, k)) for k in range(len(heads) + len(ghosts) + 1)]
+        self.records: list[tuple[dict[FR, int], dict[FR, int] | None] | None] = [None] * len(heads)
+        self.usage_snap: dict[FR, int] = {}  # a copy of the ClusterQueue's usage (refresh), for quota messages
+
+    def _advance(self) -> None:
+        parked, n = self.parked, len(self.heads)
+        pos = self.pos
+        while pos < n and parked[pos]:
+            pos += 1
+        self.pos = pos
+
+    def term(self) -> int:
+        """The engine's signature term of this queue as its structure would be now (engine._queues_signature)."""
+        return self.terms[self.count + self.ghost_count]
+
+    def sync_epoch(self) -> None:
+        """A requeue-all of the cohort since the plan last moved: every bucket is unparked."""
+        if self.epoch != self.cohort.epoch:
+            self.epoch = self.cohort.epoch
+            if self.count or self.ghost_count:
+                self.parked = [False] * len(self.heads)
+                self.count = self.ghost_count = 0
+            self.pos = 0
+
+    def refresh(self, sim: Any) -> None:
+        """The numbers of every head for the ClusterQueue's current usage: preemption.cannot_preempt and
+        scheduler._fit_height in the same arithmetic, with the cohort's free quota (free) left open. The room
+        resource_node.flat_available gives is min(free, cap), cap = nominal + borrowingLimit - usage (none
+        without a limit); alone, the room is nominal - usage and the verdicts are fixed (free reads 0)."""
+        node, root = self.node, self.root
+        usage, subtree, borrowing = node.usage, node.subtree, node.borrowing
+        for h in self.heads:
+            own = sim.usage_below(self.name, h.wl.priority) if self.lower else {}
+            checks = []
+            over = False
+            height = 0
+            for fr, v in h.plain.items():
+                used, nominal = usage.get(fr, 0), subtree.get(fr, 0)
+                o = own.get(fr, 0)
+                if used - o + v > nominal:
+                    over = True
+                if root is None:
+                    cap = nominal - used
+                    fit = -_INF if v <= 0 or v <= cap else _INF
+                    short = _INF if cap + o < v else -_INF
+                else:
+                    limit = borrowing.get(fr)
+                    cap = None if limit is None else nominal + limit - used
+                    if used + v > nominal:
+                        height = root.height
+                    fit = -_INF if v <= 0 else _INF if cap is not None and v > cap else v
+                    short = _INF if cap is not None and cap < v - o else v - o
+                checks.append((fr, fit, short))
+            h.checks, h.over, h.height = tuple(checks), over, height
+        self.usage_snap = dict(usage)
+        self.stale = False
+
+    def classify(self, h: _Head, free: dict[FR, int]) -> int | None:
+        """None: the head parks (it can neither fit nor preempt); else its borrowing height if it fits, or -1
+        (it may preempt: the usual nomination)."""
+        fits = True
+        short = False
+        for fr, fit, short_below in h.checks:
+            room = free.get(fr)
+            if room is None:
+                root = self.root
+                room = free[fr] = 0 if root is None else root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+            if room < fit:
+                fits = False
+            if room < short_below:
+                short = True
+        if fits:
+            return h.height
+        if h.over and short:
+            return None
+        return -1
+
+    def park_head(self, record: tuple[dict[FR, int], dict[FR, int] | None] | None) -> None:
+        """Park the head's bucket (as q.park(head, bulk=True)); `record`: the copies its quota message is
+        made from, None when the message was set already."""
+        old = self.term()
+        self.parked[self.pos] = True
+        self.records[self.pos] = record
+        self.count += 1
+        self.pos += 1
+        self._advance()
+        self.plans.retotal(self.cohort, self.term() - old)
+
+    def materialize(self) -> None:
+        """Write the plan into the queue (buckets parked or not, quota messages) and hand it back to the
+        scheduler's usual path."""
+        self.sync_epoch()
+        q, sim = self.q, self.plans.sim
+        q.plan = None
+        buckets = q.buckets
+        for h, parked, record in zip(self.heads, self.parked, self.records):
+            b = buckets[h.bucket]
+            b.parked = parked
+            b.verdict = None
+            if record is not None:
+                h.wl.message = sim.deferred.defer_copies(h.wl, self.name, record[0], record[1], sim)
+        for g in self.ghosts:
+            if self.ghost_count == 0:
+                b = buckets.get(g)
+                if b is not None:
+                    b.parked = False
+        q.parked_buckets = self.count + self.ghost_count
+        self.plans.detach(self)
+        q.mark_dirty()
+        if q.parked_buckets:
+            sim._parked.setdefault(sim._root_key(self.name), set()).add(self.name)
+        if self.pos < len(self.heads):
+            sim._ready_queues.add(self.name)
+
+    def take_head(self, wl: SimWorkload) -> None:
+        """Before a live head is admitted, preempts or is requeued by the usual path: the queue as the
+        usual path would hold it, with the head taken out (pop_head)."""
+        if self.q.plan is self:
+            self.materialize()
+        if self.q.head() is wl:
+            self.q.pop_head()
+
+    def requeue_live(self, wl: SimWorkload, reason: str, message: str) -> bool | None:
+        """ClusterQueue requeue of a live head that was not admitted, where it stays with the plan: False when
+        it goes back as it was (it lost its fit to an earlier entry), True when its bucket parks (no fit, no
+        candidates); None when the usual path must requeue it (the queue is handed back first)."""
+        from kueueplan.simulate.entry import FAILED_AFTER_NOMINATION, NO_CANDIDATES, NO_FIT
+        if self.q.plan is self and self.epoch == self.cohort.epoch and self.pos < len(self.heads) \
+                and self.heads[self.pos].wl is wl:
+            if reason == FAILED_AFTER_NOMINATION:
+                wl.message = message
+                self.records[self.pos] = None
+                return False
+            if reason == NO_CANDIDATES or reason == NO_FIT:
+                wl.message = message
+                self.park_head(None)
+                return True
+        self.take_head(wl)
+        return None
+
+
+class _Cohort:
+    """The plans of one cohort tree (or of a ClusterQueue alone)."""
+
+    __slots__ = ("key", "root", "epoch", "plans", "active", "total", "zero", "snap_cycle", "snap")
+
+    def __init__(self, key: str, root: Node | None) -> None:
+        self.key = key
+        self.root = root
+        self.epoch = 0
+        self.plans: dict[str, HeadPlan] = {}
+        self.active: list[HeadPlan] = []  # plans that may have an unparked head
+        self.total = 0  # the sum of the plans' signature terms
+        self.zero = 0  # the same with every bucket unparked (after a requeue-all)
+        self.snap_cycle = -1
+        self.snap: dict[FR, int] | None = None
+
+    def snapshot(self, cycle: int) -> dict[FR, int] | None:
+        if self.root is None:
+            return None
+        if self.snap_cycle != cycle:
+            self.snap_cycle, self.snap = cycle, dict(self.root.usage)
+        return self.snap
+
+
+class HeadPlans:
+    """Every HeadPlan of a run, by cohort tree; the engine's `plans`."""
+
+    def __init__(self, sim: Any, term: Any, enabled: bool = True) -> None:
+        self.sim = sim
+        self.enabled = enabled  # off: every queue is nominated by the usual path (tests compare the two)
+        self.term = term  # engine._term
+        self.cohorts: dict[str, _Cohort] = {}
+        self.active: dict[str, _Cohort] = {}  # cohorts with an active plan
+        self.total = 0  # the plans' part of the engine's queue signature
+        self.cycle = 0  # the cycle that nominates (snapshot sharing)
+        self._eligible: dict[str, bool] = {}
+        self._refused: dict[str, int] = {}  # queue -> its token when a plan could not be made
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def retotal(self, cohort: _Cohort, delta: int) -> None:
+        cohort.total += delta
+        self.total += delta
+
+    def detach(self, plan: HeadPlan) -> None:
+        cohort = plan.cohort
+        del cohort.plans[plan.name]
+        self.retotal(cohort, -plan.term())
+        cohort.zero -= plan.terms[0]
+
+    def materialize_all(self) -> None:
+        for cohort in list(self.cohorts.values()):
+            for plan in list(cohort.plans.values()):
+                plan.materialize()
+        self.cohorts.clear()
+        self.active.clear()
+        self._eligible.clear()
+        self._refused.clear()
+
+    def requeue_all(self, key: str) -> None:
+        """Requeue-all of a cohort tree for its plans: a new epoch."""
+        cohort = self.cohorts.get(key)
+        if cohort is None or not cohort.plans:
+            return
+        cohort.epoch += 1
+        self.retotal(cohort, cohort.zero - cohort.total)
+        cohort.active = list(cohort.plans.values())
+        self.active[key] = cohort
+
+    # ------------------------------------------------------------------ adoption
+
+    def adopt(self, names: list[str]) -> list[str]:
+        """Make plans for the queues of `names` that qualify; returns the others (nominated as usual)."""
+        sim = self.sim
+        rest = []
+        for name in names:
+            q = sim.queues[name]
+            if self._refused.get(name) == q.token or not self._attach(q):
+                self._refused[name] = q.token
+                rest.append(name)
+        return rest
+
+    def _qualifies(self, name: str) -> bool:
+        got = self._eligible.get(name)
+        if got is None:
+            sim = self.sim
+            q = sim.queues[name]
+            cq = sim.cluster.cluster_queues[name]
+            node = sim.tree.cqs[name]
+            p = cq.preemption
+            root = node.parent
+            got = (sim.fair_sharing is None and not q.strict_fifo and q.usage_of is None
+                   and p.reclaim_within_cohort == ANY and p.within_cluster_queue in (NEVER, LOWER_PRIORITY)
+                   and (root is None or (root.flat and root.parent is None
+                                         and p.borrow_within_cohort.policy == NEVER)))
+            self._eligible[name] = got
+        return got
+
+    def _attach(self, q: Any) -> bool:
+        from kueueplan.simulate import scheduler  # scheduler imports this module
+        name = q.name
+        sim = self.sim
+        if not self._qualifies(name) or q.sticky is not None or q.inadmissible:
+            return False
+        partial = sim.config.partial_admission and sim.version >= (0, 5)
+        tops = []
+        ghosts = []
+        for h, bucket in list(q.buckets.items()):
+            entry = q._top_entry(bucket)
+            if entry is None:
+                if bucket.parked:
+                    ghosts.append(h)
+                else:
+                    del q.buckets[h]
+                continue
+            wl = entry[2]
+            if wl.state != PENDING or wl.last_assignment is not None or bucket.verdict is not None:
+                return False
+            if partial and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
+                return False
+            if sim.admissibility_problem(wl, name) is not None:
+                return False
+            plain = scheduler._plain_request(sim, wl, name)
+            if plain is None:
+                return False
+            tops.append((entry[0], _Head(wl, h, plain), bucket.parked))
+        if not tops:
+            return False
+        tops.sort(key=lambda t: t[0])
+        key = sim._root_key(name)
+        cohort = self.cohorts.get(key)
+        node = sim.tree.cqs[name]
+        if cohort is None:
+            cohort = self.cohorts[key] = _Cohort(key, node.parent)
+        plan = HeadPlan(self, cohort, q, node, [t[1] for t in tops], [t[2] for t in tops], ghosts,
+                        sim.cluster.cluster_queues[name].preemption.within_cluster_queue == LOWER_PRIORITY)
+        q.plan = plan
+        sim.forget_queue_term(name)
+        parked = sim._parked.get(key)
+        if parked is not None:
+            parked.discard(name)
+        sim._ready_queues.discard(name)
+        cohort.plans[name] = plan
+        self.retotal(cohort, plan.term())
+        cohort.zero += plan.terms[0]
+        if plan.pos < len(plan.heads):
+            cohort.active.append(plan)
+            self.active[key] = cohort
+        return True
+
+    # ------------------------------------------------------------------ nomination
+
+    def nominate(self, cycle: int) -> tuple[bool, bool, list[tuple[HeadPlan, _Head, int | None]]]:
+        """The plans' part of a cycle's nominations: heads that park are parked here (their message
+        deferred); returns (whether any plan had a head, whether one parked, the live heads with their fit
+        height or None)."""
+        self.cycle = cycle
+        any_head = parked = False
+        live: list[tuple[HeadPlan, _Head, int | None]] = []
+        for key, cohort in list(self.active.items()):
+            free: dict[FR, int] = {}
+            keep = []
+            epoch = cohort.epoch
+            snap = None
+            for plan in cohort.active:
+                if plan.q.plan is not plan:
+                    continue
+                if plan.epoch != epoch:
+                    plan.sync_epoch()
+                heads = plan.heads
+                pos = plan.pos
+                if pos >= len(heads):
+                    continue
+                any_head = True
+                if plan.stale:
+                    plan.refresh(self.sim)
+                h = heads[pos]
+                height = plan.classify(h, free)
+                if height is None:  # park_head, inline: this loop runs for most heads of a busy cohort
+                    if snap is None:
+                        snap = cohort.snapshot(cycle)
+                    terms = plan.terms
+                    k = plan.count + plan.ghost_count
+                    delta = terms[k + 1] - terms[k]
+                    cohort.total += delta
+                    self.total += delta
+                    flags = plan.parked
+                    flags[pos] = True
+                    plan.records[pos] = (plan.usage_snap, snap)
+                    plan.count += 1
+                    pos += 1
+                    n = len(heads)
+                    while pos < n and flags[pos]:
+                        pos += 1
+                    plan.pos = pos
+                    parked = True
+                    if pos < n:
+                        keep.append(plan)
+                else:
+                    live.append((plan, h, height if height >= 0 else None))
+                    keep.append(plan)
+            cohort.active = keep
+            if not keep:
+                del self.active[key]
+        return any_head, parked, live
+
+
+__all__ = ["HeadPlan", "HeadPlans"]
