@@ -34,11 +34,12 @@ _HEAD_PARKS, _LIVE = 0, 1
 class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
-    __slots__ = ("wl", "bucket", "plain", "checks", "over", "height")
+    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height")
 
-    def __init__(self, wl: SimWorkload, bucket: Any, plain: dict[FR, int]) -> None:
+    def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
         self.bucket = bucket
+        self.order = order  # the queue's order of its bucket's head (queue._order)
         self.plain = plain
         # per resource (fr, fit, short): it fits where the cohort's free quota is >= fit in every fr, and is
         # short of quota even with its own lower-priority workloads gone where free < short in some fr
@@ -75,8 +76,8 @@ class HeadPlan:
         self.stale = True
         self.lower = lower
         self.members = len(q.members)
-        term = plans.term  # one per number of parked buckets
-        self.terms = [term((self.name, None, self.members, 0, k)) for k in range(len(heads) + len(ghosts) + 1)]
+        self.terms: list[int] = []
+        self._terms()
         self.records: list[tuple[dict[FR, int], dict[FR, int] | None] | None] = [None] * len(heads)
         self.usage_snap: dict[FR, int] = {}  # a copy of the ClusterQueue's usage (refresh), for quota messages
 
@@ -86,6 +87,11 @@ class HeadPlan:
         while pos < n and parked[pos]:
             pos += 1
         self.pos = pos
+
+    def _terms(self) -> None:
+        term = self.plans.term  # the engine's signature term, one per number of parked buckets
+        self.terms = [term((self.name, None, self.members, 0, k))
+                      for k in range(len(self.heads) + len(self.ghosts) + 1)]
 
     def term(self) -> int:
         """The engine's signature term of this queue as its structure would be now (engine._queues_signature)."""
@@ -189,6 +195,41 @@ class HeadPlan:
             sim._parked.setdefault(sim._root_key(self.name), set()).add(self.name)
         if self.pos < len(self.heads):
             sim._ready_queues.add(self.name)
+
+    def admit_head(self, wl: SimWorkload) -> None:
+        """Before a live head is admitted: it leaves the queue (pop_head) and the plan stays, with the next
+        workload of its bucket as that bucket's head, in its place in head order."""
+        q, i = self.q, self.pos
+        if q.plan is not self or self.epoch != self.cohort.epoch or i >= len(self.heads) \
+                or self.heads[i].wl is not wl:
+            self.take_head(wl)
+            return
+        old = self.term()
+        bucket_key = self.heads[i].bucket
+        q.members.pop(wl.key)  # pop_head, without marking the queue dirty: the plan keeps its term
+        self.members -= 1
+        entry = q._top_entry(q.buckets[bucket_key])
+        heads, parked, records = self.heads, self.parked, self.records
+        if entry is None:  # the bucket is empty (head() would drop it)
+            del q.buckets[bucket_key]
+            del heads[i], parked[i], records[i]
+        else:
+            head = self.plans.head_for(entry, bucket_key, self.name)
+            if head is None:
+                self._terms()
+                self.plans.retotal(self.cohort, self.term() - old)
+                self.materialize()
+                return
+            heads[i], records[i] = head, None
+            while i + 1 < len(heads) and heads[i + 1].order < head.order:  # its later head moves back
+                heads[i], heads[i + 1] = heads[i + 1], heads[i]
+                parked[i], parked[i + 1] = parked[i + 1], parked[i]
+                records[i], records[i + 1] = records[i + 1], records[i]
+                i += 1
+            self.stale = True
+        self._terms()
+        self._advance()
+        self.plans.retotal(self.cohort, self.term() - old)
 
     def take_head(self, wl: SimWorkload) -> None:
         """Before a live head is admitted, preempts or is requeued by the usual path: the queue as the
@@ -315,13 +356,26 @@ class HeadPlans:
             self._eligible[name] = got
         return got
 
-    def _attach(self, q: Any) -> bool:
+    def head_for(self, entry: tuple[tuple, int, SimWorkload], bucket: Any, name: str) -> _Head | None:
+        """The _Head of a bucket's top heap entry, None where the plan cannot tell its nominations."""
         from kueueplan.simulate import scheduler  # scheduler imports this module
+        sim = self.sim
+        wl = entry[2]
+        if wl.state != PENDING or wl.last_assignment is not None:
+            return None
+        if sim.config.partial_admission and sim.version >= (0, 5) and \
+                any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
+            return None
+        if sim.admissibility_problem(wl, name) is not None:
+            return None
+        plain = scheduler._plain_request(sim, wl, name)
+        return None if plain is None else _Head(wl, bucket, entry[0], plain)
+
+    def _attach(self, q: Any) -> bool:
         name = q.name
         sim = self.sim
         if not self._qualifies(name) or q.sticky is not None or q.inadmissible:
             return False
-        partial = sim.config.partial_admission and sim.version >= (0, 5)
         tops = []
         ghosts = []
         for h, bucket in list(q.buckets.items()):
@@ -332,26 +386,19 @@ class HeadPlans:
                 else:
                     del q.buckets[h]
                 continue
-            wl = entry[2]
-            if wl.state != PENDING or wl.last_assignment is not None or bucket.verdict is not None:
+            head = self.head_for(entry, h, name) if bucket.verdict is None else None
+            if head is None:
                 return False
-            if partial and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.spec.pod_sets):
-                return False
-            if sim.admissibility_problem(wl, name) is not None:
-                return False
-            plain = scheduler._plain_request(sim, wl, name)
-            if plain is None:
-                return False
-            tops.append((entry[0], _Head(wl, h, plain), bucket.parked))
+            tops.append((head, bucket.parked))
         if not tops:
             return False
-        tops.sort(key=lambda t: t[0])
+        tops.sort(key=lambda t: t[0].order)
         key = sim._root_key(name)
         cohort = self.cohorts.get(key)
         node = sim.tree.cqs[name]
         if cohort is None:
             cohort = self.cohorts[key] = _Cohort(key, node.parent)
-        plan = HeadPlan(self, cohort, q, node, [t[1] for t in tops], [t[2] for t in tops], ghosts,
+        plan = HeadPlan(self, cohort, q, node, [t[0] for t in tops], [t[1] for t in tops], ghosts,
                         sim.cluster.cluster_queues[name].preemption.within_cluster_queue == LOWER_PRIORITY)
         q.plan = plan
         sim.forget_queue_term(name)

@@ -55,9 +55,7 @@ class ClusterQueueQueue:
 
     @property
     def sticky(self) -> str | None:
-        if self.plan is not None:
-            self.plan.materialize()
-        return self._sticky
+        return self._sticky  # a queue with a plan has none (only the setter changes it)
 
     @sticky.setter
     def sticky(self, key: str | None) -> None:

@@ -455,7 +455,7 @@ def _process(sim: Simulation, e: Entry, claimed: _Claimed,
         e.message = "waiting for all admitted workloads to be in PodsReady condition"
         return "blocked"
     if e.plan is not None:
-        e.plan.take_head(e.wl)
+        e.plan.admit_head(e.wl)
     sim.admit(e.wl, e.cq, e.assignment)
     e.admitted = True
     return "admit"
