@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from kueueplan.simulate import engine, preemption, scheduler
 from kueueplan.simulate.engine import simulate
 from kueueplan.simulate.flavorassigner import FlavorAssigner
-from kueueplan.simulate.headplan import HeadPlan
+from kueueplan.simulate.headplan import HeadPlans
 from kueueplan.simulate.result import result_json
 from kueueplan.simulate.scenario import scenario_from_dict
 from tests.simulate.test_properties import scenarios
@@ -39,14 +39,15 @@ class _Shortcuts:
         self.mp = monkeypatch
         self.taken = {"cannot_preempt": 0, "surely_parked": 0, "direct_fit": 0, "run_one": 0, "head_plan": 0}
         self._orig = (preemption.cannot_preempt, scheduler._surely_parked, scheduler._direct_fit,
-                      FlavorAssigner.run_one, HeadPlan.park_head)
+                      FlavorAssigner.run_one, HeadPlans.nominate)
 
     def count(self) -> None:
-        cp, sp, df, one, park = self._orig
+        cp, sp, df, one, nominate = self._orig
 
-        def plan_park(plan: HeadPlan, record: Any) -> None:
-            self.taken["head_plan"] += record is not None  # a nomination parked by the plan, not a live head
-            park(plan, record)
+        def plan_nominate(plans: HeadPlans, cycle: int) -> Any:
+            got = nominate(plans, cycle)
+            self.taken["head_plan"] += got[1]  # a cycle in which head plans parked heads by arithmetic
+            return got
 
         def cannot(*a: Any) -> bool:
             r = cp(*a)
@@ -71,7 +72,7 @@ class _Shortcuts:
         self.mp.setattr(scheduler, "_surely_parked", parked)
         self.mp.setattr(scheduler, "_direct_fit", fit)
         self.mp.setattr(FlavorAssigner, "run_one", run_one)
-        self.mp.setattr(HeadPlan, "park_head", plan_park)
+        self.mp.setattr(HeadPlans, "nominate", plan_nominate)
 
     def off(self) -> None:
         self.mp.setattr(engine, "HEAD_PLANS", False)

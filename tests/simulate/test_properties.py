@@ -229,7 +229,9 @@ def test_remembered_verdicts_match_fresh_ones(data: dict[str, Any]) -> None:
 @given(st.one_of(scenarios(), busy_cohorts()))
 def test_incremental_queue_bookkeeping_matches_a_full_walk(data: dict[str, Any]) -> None:
     """A cycle looks only at the queues of the ready set, and the state signature rehashes only the queues of
-    the dirty set: at every cycle, both equal what walking every queue gives (as before they were kept)."""
+    the dirty set and keeps the head plans' terms by cohort: at every cycle, both equal what walking every
+    queue gives (as before they were kept; a queue with a head plan counts its buckets as the plan has them,
+    and its heads are the plan's to nominate)."""
     from kueueplan.simulate.engine import _HASH_MASK, _term
 
     heads, signature = Simulation.queues_with_heads, Simulation._queues_signature
@@ -237,16 +239,21 @@ def test_incremental_queue_bookkeeping_matches_a_full_walk(data: dict[str, Any])
 
     def all_heads(self: Simulation) -> list[str]:
         got = heads(self)
-        assert got == [n for n in self.active_cluster_queues()
-                       if self.queues[n].parked_buckets != len(self.queues[n].buckets)]
+        assert got == [n for n in self.active_cluster_queues() if self.queues[n].plan is None
+                       and self.queues[n].parked_buckets != len(self.queues[n].buckets)]
         checked["heads"] += 1
         return got
 
+    def term(n: str, q: Any) -> int:
+        plan = q.plan
+        if plan is None:
+            return _term((n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets))
+        plan.sync_epoch()  # after a requeue-all of its cohort: nothing parked
+        return _term((n, None, len(q.members), 0, plan.count + plan.ghost_count))
+
     def full_signature(self: Simulation) -> int:
         got = signature(self)
-        terms = [_term((n, q.sticky, len(q.members), len(q.inadmissible), q.parked_buckets))
-                 for n, q in self.queues.items()]
-        assert got == sum(terms) & _HASH_MASK
+        assert got == sum(term(n, q) for n, q in self.queues.items()) & _HASH_MASK
         checked["signatures"] += 1
         return got
 

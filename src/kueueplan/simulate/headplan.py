@@ -89,9 +89,14 @@ class HeadPlan:
         self.pos = pos
 
     def _terms(self) -> None:
-        term = self.plans.term  # the engine's signature term, one per number of parked buckets
+        """The engine's signature term per number of parked buckets (engine._queues_signature); the cohort's
+        sum with every bucket unparked follows."""
+        term = self.plans.term
+        old = self.terms[0] if self.terms else 0
         self.terms = [term((self.name, None, self.members, 0, k))
                       for k in range(len(self.heads) + len(self.ghosts) + 1)]
+        if old:
+            self.cohort.zero += self.terms[0] - old
 
     def term(self) -> int:
         """The engine's signature term of this queue as its structure would be now (engine._queues_signature)."""
