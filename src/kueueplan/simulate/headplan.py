@@ -34,7 +34,7 @@ _HEAD_PARKS, _LIVE = 0, 1
 class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
-    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height")
+    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height", "fr", "fit_from", "live_from")
 
     def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
@@ -46,6 +46,9 @@ class _Head:
         self.checks: tuple[tuple[FR, float, float], ...] = ()
         self.over = False  # over nominal even with its own lower-priority workloads gone
         self.height = 0  # its borrowing height when it fits (scheduler._fit_height)
+        # one resource (fr): it fits where free >= fit_from, and parks where free < live_from (classify)
+        self.fr: FR | None = next(iter(plain)) if len(plain) == 1 else None
+        self.fit_from = self.live_from = 0.0
 
 
 _INF = float("inf")
@@ -55,7 +58,7 @@ class HeadPlan:
     """A ClusterQueue queue's buckets in head order, parked or not (see the module docstring)."""
 
     __slots__ = ("plans", "cohort", "q", "name", "node", "root", "heads", "parked", "pos", "count", "ghosts",
-                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap")
+                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap", "detached")
 
     def __init__(self, plans: "HeadPlans", cohort: "_Cohort", q: Any, node: Node, heads: list[_Head],
                  parked: list[bool], ghosts: list[Any], lower: bool) -> None:
@@ -74,6 +77,7 @@ class HeadPlan:
         self.ghost_count = len(ghosts)
         self.epoch = cohort.epoch
         self.stale = True
+        self.detached = False  # materialized: the queue is the usual path's again
         self.lower = lower
         self.members = len(q.members)
         self.terms: list[int] = []
@@ -141,6 +145,9 @@ class HeadPlan:
                     short = _INF if cap is not None and cap < v - o else v - o
                 checks.append((fr, fit, short))
             h.checks, h.over, h.height = tuple(checks), over, height
+            if h.fr is not None:  # fit >= min(fit, short): parking needs no fit, over, short
+                h.fit_from = checks[0][1]
+                h.live_from = min(checks[0][1], checks[0][2]) if over else -_INF
         self.usage_snap = dict(usage)
         self.stale = False
 
@@ -164,6 +171,22 @@ class HeadPlan:
             return None
         return -1
 
+    def fits_now(self, h: _Head) -> bool:
+        """_Claimed.fits_flat with nothing claimed in the cycle: the head fits the quota as it is now."""
+        node, root = self.node, self.root
+        for fr, v in h.plain.items():
+            own = node.usage.get(fr, 0)
+            if root is None:
+                avail = node.subtree.get(fr, 0) - own
+            else:
+                avail = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+                limit = node.borrowing.get(fr)
+                if limit is not None:
+                    avail = min(node.subtree.get(fr, 0) - max(0, own) + limit, avail)
+            if max(0, avail) < v:
+                return False
+        return True
+
     def park_head(self, record: tuple[dict[FR, int], dict[FR, int] | None] | None) -> None:
         """Park the head's bucket (as q.park(head, bulk=True)); `record`: the copies its quota message is
         made from, None when the message was set already."""
@@ -181,6 +204,7 @@ class HeadPlan:
         self.sync_epoch()
         q, sim = self.q, self.plans.sim
         q.plan = None
+        self.detached = True
         buckets = q.buckets
         for h, parked, record in zip(self.heads, self.parked, self.records):
             b = buckets[h.bucket]
@@ -205,7 +229,7 @@ class HeadPlan:
         """Before a live head is admitted: it leaves the queue (pop_head) and the plan stays, with the next
         workload of its bucket as that bucket's head, in its place in head order."""
         q, i = self.q, self.pos
-        if q.plan is not self or self.epoch != self.cohort.epoch or i >= len(self.heads) \
+        if self.detached or self.epoch != self.cohort.epoch or i >= len(self.heads) \
                 or self.heads[i].wl is not wl:
             self.take_head(wl)
             return
@@ -239,7 +263,7 @@ class HeadPlan:
     def take_head(self, wl: SimWorkload) -> None:
         """Before a live head is admitted, preempts or is requeued by the usual path: the queue as the
         usual path would hold it, with the head taken out (pop_head)."""
-        if self.q.plan is self:
+        if not self.detached:
             self.materialize()
         if self.q.head() is wl:
             self.q.pop_head()
@@ -249,7 +273,7 @@ class HeadPlan:
         it goes back as it was (it lost its fit to an earlier entry), True when its bucket parks (no fit, no
         candidates); None when the usual path must requeue it (the queue is handed back first)."""
         from kueueplan.simulate.entry import FAILED_AFTER_NOMINATION, NO_CANDIDATES, NO_FIT
-        if self.q.plan is self and self.epoch == self.cohort.epoch and self.pos < len(self.heads) \
+        if not self.detached and self.epoch == self.cohort.epoch and self.pos < len(self.heads) \
                 and self.heads[self.pos].wl is wl:
             if reason == FAILED_AFTER_NOMINATION:
                 wl.message = message
@@ -433,12 +457,17 @@ class HeadPlans:
             keep = []
             epoch = cohort.epoch
             snap = None
+            root = cohort.root
             for plan in cohort.active:
-                if plan.q.plan is not plan:
+                if plan.detached:
                     continue
-                if plan.epoch != epoch:
-                    plan.sync_epoch()
                 heads = plan.heads
+                if plan.epoch != epoch:  # sync_epoch, inline (as below: this loop runs for every head)
+                    plan.epoch = epoch
+                    if plan.count or plan.ghost_count:
+                        plan.parked = [False] * len(heads)
+                        plan.count = plan.ghost_count = 0
+                    plan.pos = 0
                 pos = plan.pos
                 if pos >= len(heads):
                     continue
@@ -446,8 +475,15 @@ class HeadPlans:
                 if plan.stale:
                     plan.refresh(self.sim)
                 h = heads[pos]
-                height = plan.classify(h, free)
-                if height is None:  # park_head, inline: this loop runs for most heads of a busy cohort
+                fr = h.fr
+                if fr is not None:  # classify, inline for one resource
+                    room = free.get(fr)
+                    if room is None:
+                        room = free[fr] = 0 if root is None else root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+                    height = h.height if room >= h.fit_from else None if room < h.live_from else -1
+                else:
+                    height = plan.classify(h, free)
+                if height is None:  # park_head, inline
                     if snap is None:
                         snap = cohort.snapshot(cycle)
                     terms = plan.terms

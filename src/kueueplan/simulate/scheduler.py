@@ -186,8 +186,10 @@ def run_cycle(sim: Simulation) -> bool:
         if type(e) is tuple:  # a fitting plan head
             _, plan, head, height = e
             node = plan.node
-            if not claimed.fits_flat(node, node.parent or node, head.plain, []):
-                plan.requeue_live(head.wl, FAILED_AFTER_NOMINATION, NO_LONGER_FITS)
+            if not (plan.fits_now(head) if not claimed else claimed.fits_flat(node, node.parent or node,
+                                                                             head.plain, [])):
+                head.wl.message = NO_LONGER_FITS  # requeued as it was (requeue_live, without its checks)
+                plan.records[plan.pos] = None
                 continue
             e = Entry(head.wl, plan.name, plan=plan)
             e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, height)
