@@ -34,7 +34,8 @@ _HEAD_PARKS, _LIVE = 0, 1
 class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
-    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height", "fr", "fit_from", "live_from")
+    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height", "fr", "fit_from", "live_from",
+                 "sort_tail", "fifo_tail")
 
     def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
@@ -49,6 +50,10 @@ class _Head:
         # one resource (fr): it fits where free >= fit_from, and parks where free < live_from (classify)
         self.fr: FR | None = next(iter(plain)) if len(plain) == 1 else None
         self.fit_from = self.live_from = 0.0
+        # Entry.sort_key / fifo_key after the borrowing height (a queued workload's priority and timestamp only
+        # change through a configuration change or a requeue, which end the plan)
+        self.sort_tail = (-wl.priority, wl.queue_ts, wl.seq)
+        self.fifo_tail = (wl.queue_ts, wl.seq)
 
 
 _INF = float("inf")

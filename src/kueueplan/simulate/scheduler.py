@@ -165,8 +165,7 @@ def run_cycle(sim: Simulation) -> bool:
     for plan, head, height in live:
         wl = head.wl
         if height is not None:
-            key = (height, -wl.priority, wl.queue_ts, wl.seq) if priority_sorting else (height, wl.queue_ts, wl.seq)
-            fitting.append((key, plan, head, height))
+            fitting.append(((height,) + (head.sort_tail if priority_sorting else head.fifo_tail), plan, head, height))
             continue
         e = Entry(wl, plan.name, plan=plan)
         e.assignment, e.targets = get_assignments(sim, wl, plan.name, head.plain, None)
