@@ -249,7 +249,8 @@ class HeadPlan:
             del heads[i], parked[i], records[i]
         else:
             head = self.plans.head_for(entry, bucket_key, self.name)
-            if head is None:
+            if head is None:  # the next one is not plain: the usual path takes the queue
+                records[i] = None
                 self._terms()
                 self.plans.retotal(self.cohort, self.term() - old)
                 self.materialize()
