@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from kueueplan.kube.configschema import json_schema as _configuration_schema
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.configuration import Configuration as _KueueConfiguration
 from kueueplan.spec.types import (
     AnnotationMap,
@@ -26,7 +27,6 @@ from kueueplan.spec.types import (
     StringMap,
 )
 
-API_VERSION = "kueueplan.io/v1alpha1"
 INT32_MAX = 2**31 - 1
 
 
@@ -643,7 +643,7 @@ class EnvironmentSpec(Strict):
 
 
 class _Document(Strict):
-    apiVersion: Literal["kueueplan.io/v1alpha1"]
+    apiVersion: Literal[KUEUEPLAN_API]
     metadata: Metadata
 
 

@@ -29,11 +29,12 @@ from kueueplan.compile.context import TEAM_LABEL
 from kueueplan.compile.kueue import generated_selector
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
 from kueueplan.kube.objects import KUEUE_GROUP, MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER, api_version_of, read_object
 from kueueplan.simulate.load import ANNOTATIONS as LOAD_ANNOTATIONS
 from kueueplan.spec.models import VERBATIM_KINDS
-from kueueplan.workflow.manifests import KUEUEPLAN_API, MODELLED_SPEC, clean, key_of, key_text
+from kueueplan.workflow.manifests import MODELLED_SPEC, clean, key_of, key_text
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
