@@ -14,6 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from kueueplan.kube.configschema import json_schema as _configuration_schema
 from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.configuration import Configuration as _KueueConfiguration
+from kueueplan.kube.podsets import JOB_KINDS
 from kueueplan.spec.types import (
     AnnotationMap,
     DnsLabel,
@@ -483,8 +484,7 @@ VERBATIM_KINDS = ("MPIJob", "TrainJob", "AppWrapper", "LeaderWorkerSet", "Deploy
 
 class WorkloadSpec(Strict):
     team: DnsLabel
-    kind: Literal["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob", "MPIJob", "TrainJob", "AppWrapper",
-                  "LeaderWorkerSet", "Deployment", "StatefulSet"] = Field(
+    kind: Literal[JOB_KINDS] = Field(
         description="MPIJob, TrainJob, AppWrapper, LeaderWorkerSet, Deployment and StatefulSet carry the object's "
                     "whole spec in `spec`")
     namespace: DnsLabel | None = Field(default=None, description="Default: the team's first namespace")
