@@ -21,6 +21,8 @@ BENCHMARKS = [
     ("validate: ValidatingAdmissionPolicies on 1,000 tenants (issue 15)", ["bench_vap.py"]),
     ("simulate: Kueue's scheduler performance shape, `kueueplan simulate FILE -o json` end to end "
      "(targets <= 5 s; <= 12 s CPU for every large variant, issue 16)", ["bench_simulate.py"]),
+    ("simulate: plain manifests as load, `kueueplan simulate -` on one YAML stream of annotated Jobs",
+     ["bench_manifests.py", "50x100"]),
     ("input limits: real work accepted, hostile input refused (targets <= 10 s, <= 1 GB)", ["bench_limits.py"]),
     ("capacity planning: Monte-Carlo runs and quota search", ["bench_planning.py"]),
 ]
@@ -29,13 +31,23 @@ BENCHMARKS = [
 START, END = "<!-- perf:start -->", "<!-- perf:end -->"
 
 
-def tables() -> str:
+def tables(benchmarks: list[tuple[str, list[str]]] = BENCHMARKS) -> str:
+    """The machine line, then a `#### title` section with each benchmark's output."""
     cpus = len(__import__("os").sched_getaffinity(0))
     out = [f"machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}", ""]
-    for title, args in BENCHMARKS:
+    for title, args in benchmarks:
         done = subprocess.run([sys.executable, str(HERE / args[0]), *args[1:]], capture_output=True, text=True)
         out += [f"#### {title}", "", done.stdout.strip() or done.stderr.strip(), ""]
     return "\n".join(out)
+
+
+def readme_with(body: str, text: str) -> str:
+    """The README `body` with `text` between its perf markers, everything else kept."""
+    if body.count(START) != 1 or body.count(END) != 1 or body.index(START) > body.index(END):
+        raise ValueError(f"README.md needs one {START} line followed by one {END} line")
+    head, rest = body.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{text}\n{END}{tail}"
 
 
 def main(argv: list[str]) -> None:
@@ -44,10 +56,7 @@ def main(argv: list[str]) -> None:
     print(text)
     if "--readme" in argv:
         readme = HERE.parent / "README.md"
-        body = readme.read_text(encoding="utf-8")
-        head, rest = body.split(START, 1)
-        _, tail = rest.split(END, 1)
-        readme.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
+        readme.write_text(readme_with(readme.read_text(encoding="utf-8"), text), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """The scheduler's shortcuts give the run the full path gives, byte for byte.
 
-Three shortcuts skip work whose outcome is known (scheduler.py, preemption.py):
+The shortcuts skip work whose outcome is known (scheduler.py, preemption.py, headplan.py):
 - cannot_preempt answers "no targets" without the preemption search;
 - _surely_parked parks a head that can neither fit nor preempt without its flavor scan, and its quota message
   is made only if it is still shown at the end (DeferredMessages);
 - _direct_fit builds the assignment of a head that fits where the scan has nothing to choose, and
   FlavorAssigner.run_one scans such a head's single resource when it does not fit (and such a head keeps no
-  LastAssignment: _scanless).
+  LastAssignment: _scanless);
+- head plans (headplan.py) nominate a plain queue's heads by arithmetic (test_headplan.py checks them alone).
 Each test runs the same input with the shortcuts and with them switched off, and compares the whole result
 (workloads, their messages, events, warnings). The inputs are random small clusters (test_properties), and
 Kueue's performance shape cut off mid-run, where waiting heads show deferred messages; a counter checks that

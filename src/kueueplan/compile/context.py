@@ -9,6 +9,7 @@ from functools import cached_property
 from kueueplan.errors import KueueplanError
 from kueueplan.spec.load import Entry, Platform
 from kueueplan.kube.names import is_dns_label
+from kueueplan.kube.podsets import JOB_KINDS
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueueplan"}
@@ -22,8 +23,7 @@ WAVES = {
     "Topology": "-1", "MultiKueueCluster": "0", "MultiKueueConfig": "0",
     "Namespace": "0", "ResourceFlavor": "0", "WorkloadPriorityClass": "0", "AdmissionCheck": "0",
     "ProvisioningRequestConfig": "0", "Cohort": "0", "ClusterQueue": "1", "LocalQueue": "2",
-    "RayJob": "3", "RayCluster": "3", "Job": "3", "Pod": "3", "JobSet": "3", "PyTorchJob": "3",
-    "MPIJob": "3", "TrainJob": "3", "AppWrapper": "3", "LeaderWorkerSet": "3", "Deployment": "3", "StatefulSet": "3",
+    **dict.fromkeys(JOB_KINDS, "3"),
 }
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 

@@ -16,6 +16,7 @@ from kueueplan.compile.configuration import effective_file
 from kueueplan.compile.context import PRIORITY_LABEL, EnvContext
 from kueueplan.compile.kueue import team_plans
 from kueueplan.compile.workloads import WORKLOAD_KINDS, check_priority, workload_manifest, workload_plans
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.podsets import MAX_WORKLOADS, workload_count, workload_names
 from kueueplan.kube.quantity import canonical
 from kueueplan.spec.models import RunTime
@@ -108,7 +109,7 @@ def build_scenario(ctx: EnvContext, manifests: list[dict[str, Any]],
         spec["expectations"] = expectations
     if origins is not None:
         origins[:] = where
-    return {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario",
+    return {"apiVersion": KUEUEPLAN_API, "kind": "Scenario",
             "metadata": {"name": f"{ctx.platform.root.name}-{ctx.name}"}, "spec": spec}
 
 

@@ -5,7 +5,8 @@ Layout of OUT_DIR/<env>/ (only files with objects are written):
   topologies.yaml, resourceflavors.yaml, workloadpriorityclasses.yaml, admissionchecks.yaml,
   provisioningrequestconfigs.yaml, multikueueclusters.yaml, multikueueconfigs.yaml, cohorts.yaml,
   clusterqueues.yaml, localqueues.yaml,
-  rayjobs.yaml, rayclusters.yaml, jobs.yaml, pods.yaml, jobsets.yaml, pytorchjobs.yaml   -- listed in kustomization.yaml in this (apply) order
+  rayjobs.yaml, rayclusters.yaml, jobs.yaml, pods.yaml, jobsets.yaml, ... (one per kube.podsets.JOB_KINDS)
+                           -- listed in kustomization.yaml in this (apply) order
   <kind>s.create.yaml      -- workloads with generateName (for `kubectl create -f`; not in the kustomization)
   argocd-application.yaml / flux-kustomization.yaml / kueue-helm-values.yaml  -- on request; not in the
   kustomization
@@ -17,6 +18,7 @@ from typing import Any, Iterable
 
 from kueueplan.emit.writer import write_tree
 from kueueplan.emit.yaml import MARKER, dump, dump_manifests, has_marker
+from kueueplan.kube.podsets import JOB_KINDS
 
 __all__ = ["render_environment", "write_tree", "MARKER", "dump_manifests", "has_marker", "FILE_ORDER"]
 
@@ -33,18 +35,7 @@ FILE_ORDER = [
     ("Cohort", "cohorts.yaml"),
     ("ClusterQueue", "clusterqueues.yaml"),
     ("LocalQueue", "localqueues.yaml"),
-    ("RayJob", "rayjobs.yaml"),
-    ("RayCluster", "rayclusters.yaml"),
-    ("Job", "jobs.yaml"),
-    ("Pod", "pods.yaml"),
-    ("JobSet", "jobsets.yaml"),
-    ("PyTorchJob", "pytorchjobs.yaml"),
-    ("MPIJob", "mpijobs.yaml"),
-    ("TrainJob", "trainjobs.yaml"),
-    ("AppWrapper", "appwrappers.yaml"),
-    ("LeaderWorkerSet", "leaderworkersets.yaml"),
-    ("Deployment", "deployments.yaml"),
-    ("StatefulSet", "statefulsets.yaml"),
+    *((kind, f"{kind.lower()}s.yaml") for kind in JOB_KINDS),
 ]
 _FILE_OF = dict(FILE_ORDER)
 

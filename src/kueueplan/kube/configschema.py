@@ -127,6 +127,8 @@ FRAMEWORK_OF_KIND = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
     ("sparkoperator.k8s.io", "SparkApplication"): "sparkoperator.k8s.io/sparkapplication",
 }
+# Every kind some integration manages, in FRAMEWORK_OF_KIND's order.
+FRAMEWORK_KINDS = tuple(kind for _, kind in FRAMEWORK_OF_KIND)
 
 
 _GO_DURATION = r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$"

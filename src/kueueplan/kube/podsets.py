@@ -41,7 +41,11 @@ NEWEST_VERSION = (0, 19)
 # Job kinds of the integrations GPU platforms queue (pkg/controller/jobs/* in Kueue v0.19.2), see podsets_kinds.
 INTEGRATION_KINDS = ("JobSet", "PyTorchJob", "MPIJob", "TrainJob", "AppWrapper", "LeaderWorkerSet", "Deployment",
                      "StatefulSet")
-SUPPORTED_KINDS = ("RayJob", "RayCluster", "Job", "Pod", "Workload") + INTEGRATION_KINDS
+_CORE_KINDS = ("RayJob", "RayCluster", "Job", "Pod")
+# The job kinds kueueplan models: a spec Workload's kind, a file in gen/, what build writes and import reads.
+JOB_KINDS = _CORE_KINDS + INTEGRATION_KINDS
+# What pod sets derive from: the job kinds and Kueue's own Workload.
+SUPPORTED_KINDS = _CORE_KINDS + ("Workload",) + INTEGRATION_KINDS
 # Workloads one simulation holds after count and replica expansion: a bound on memory, checked where the load
 # is written (compile) and where it is read (simulate).
 MAX_WORKLOADS = 1_000_000

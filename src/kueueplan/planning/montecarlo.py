@@ -13,6 +13,7 @@ import math
 from typing import Any, Callable
 
 from kueueplan.kube.quantity import is_cpu
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.planning.metrics import RunMetrics, WorkloadOutcome
 from kueueplan.planning.source import ScenarioSource
 from kueueplan.report.simulation import _percentile
@@ -24,7 +25,7 @@ QUANTILES = (50, 95, 99)
 def aggregate(source: ScenarioSource, scenario: Any, seed: int, runs: list[RunMetrics]) -> dict[str, Any]:
     n = len(runs)
     return {
-        "apiVersion": "kueueplan.io/v1alpha1",
+        "apiVersion": KUEUEPLAN_API,
         "kind": "MonteCarloResult",
         "scenario": scenario.name,
         "runs": n,

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube import yamlio
 from kueueplan.kube.objects import list_items
 from kueueplan.planning.history import history_entries, read_history
 from kueueplan.planning.source import ScenarioSource
-
-KUEUEPLAN_API = "kueueplan.io/v1alpha1"
 
 
 @dataclass(frozen=True)

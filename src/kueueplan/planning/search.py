@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.planning.montecarlo import aggregate, failed
 from kueueplan.planning.source import ScenarioSource
 
@@ -116,7 +117,7 @@ class Search:
         rows = [{"values": {v.label: v.quantity(x) for v, x in zip(self.variables, prefix)},
                  "smallest": self._cell(self.smallest(prefix))} for prefix in grid]
         return {
-            "apiVersion": "kueueplan.io/v1alpha1",
+            "apiVersion": KUEUEPLAN_API,
             "kind": "QuotaSearchResult",
             "scenario": self.source.sample(self.seed, 0).name,
             "seed": self.seed,

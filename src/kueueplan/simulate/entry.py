@@ -30,7 +30,6 @@ class Entry:
     admitted: bool = False
     plan: Any = None  # the headplan.HeadPlan of a live head nominated from one
 
-
     def sort_key(self) -> tuple:
         borrowing = self.assignment.borrowing if self.assignment else 0
         return (borrowing, -self.wl.priority, self.wl.queue_ts, self.wl.seq)

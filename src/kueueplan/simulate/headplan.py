@@ -4,20 +4,25 @@ After every quota release Kueue requeues every parked workload of the cohort tre
 pkg/cache/queue/manager.go QueueInadmissibleWorkloads) and the next cycles nominate each ClusterQueue's
 head again, one bucket per cycle (BestEffortFIFO parks a head with its equivalents). On a busy cohort of a
 hundred queues nearly all of those nominations park the head again: it neither fits nor can preempt
-(scheduler._surely_parked). A HeadPlan keeps, per bucket of such a queue, the numbers that decide a
-nomination, so that:
-- a requeue-all of the cohort costs O(1) (an epoch: every plan of the cohort counts as unparked);
-- a nomination that parks the head costs a few comparisons against the cohort's free quota, and its
-  quota message is made only if it is still shown when the queue is next read (DeferredMessages);
-- a head that fits or may preempt is nominated as usual (a live head), and the queue's own structure
-  (queue.ClusterQueueQueue) is brought up to date (`materialize`) before it is admitted, preempts, or
-  anything else reads or changes the queue.
+(scheduler._surely_parked). A HeadPlan keeps a queue's buckets in head order with, per head, the numbers
+that decide its nomination (thresholds on the cohort's free quota, made again when the queue's usage
+changes), so that:
+- a requeue-all of the cohort costs O(1): a new epoch, in which every plan counts as unparked;
+- a nomination that parks the head costs a few comparisons, and its quota message is made only if it is
+  still shown when the queue is next read (the copies of the usage it saw go to DeferredMessages then);
+- a head that fits or may preempt is nominated as usual (a live head): one that fits the cycle's snapshot
+  becomes an entry only if it still fits at its turn (scheduler.run_cycle), an admitted head leaves its
+  bucket to the next workload (admit_head), and anything else the usual path does to the queue (a preemptor
+  waiting for its victims, a new workload, a deletion, a configuration change, the end of the run) first
+  writes the plan back into the queue (`materialize`; queue.ClusterQueueQueue's methods do it themselves);
+- the engine's per-cycle state signature counts the queue as its structure would be (HeadPlan.terms).
 
 Which queues: the scheduler's plain case (scheduler._plain_request, _surely_parked): classical preemption,
 reclaimWithinCohort Any, borrowWithinCohort Never, withinClusterQueue Never or LowerPriority, a ClusterQueue
 alone or in a flat cohort, BestEffortFIFO without admission fair sharing, no sticky preemptor, and every
 bucket's head plain, pending, admissible, without scan progress or partial admission. The rest of the
-cycle (ordering, processing, evictions) and every other queue are unchanged.
+cycle (ordering, processing, evictions) and every other queue are unchanged; tests/simulate/test_headplan.py
+compares runs with plans on and off.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from kueueplan.kube.objects import ANY, LOWER_PRIORITY, NEVER
 from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import PENDING, SimWorkload
 
-_HEAD_PARKS, _LIVE = 0, 1
+_INF = float("inf")
+_Record = tuple[dict[FR, int], dict[FR, int] | None]  # copies of the ClusterQueue's and its cohort's usage
 
 
 class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
-    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height", "fr", "fit_from", "live_from")
+    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height", "fr", "fit_from", "live_from",
+                 "sort_tail", "fifo_tail")
 
     def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
@@ -49,9 +56,10 @@ class _Head:
         # one resource (fr): it fits where free >= fit_from, and parks where free < live_from (classify)
         self.fr: FR | None = next(iter(plain)) if len(plain) == 1 else None
         self.fit_from = self.live_from = 0.0
-
-
-_INF = float("inf")
+        # Entry.sort_key / fifo_key after the borrowing height (a queued workload's priority and timestamp only
+        # change through a configuration change or a requeue, which end the plan)
+        self.sort_tail = (-wl.priority, wl.queue_ts, wl.seq)
+        self.fifo_tail = (wl.queue_ts, wl.seq)
 
 
 class HeadPlan:
@@ -82,7 +90,7 @@ class HeadPlan:
         self.members = len(q.members)
         self.terms: list[int] = []
         self._terms()
-        self.records: list[tuple[dict[FR, int], dict[FR, int] | None] | None] = [None] * len(heads)
+        self.records: list[_Record | None] = [None] * len(heads)  # per head: its deferred message's copies
         self.usage_snap: dict[FR, int] = {}  # a copy of the ClusterQueue's usage (refresh), for quota messages
 
     def _advance(self) -> None:
@@ -159,8 +167,7 @@ class HeadPlan:
         for fr, fit, short_below in h.checks:
             room = free.get(fr)
             if room is None:
-                root = self.root
-                room = free[fr] = 0 if root is None else root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+                room = self.cohort.free(fr, free)
             if room < fit:
                 fits = False
             if room < short_below:
@@ -187,7 +194,7 @@ class HeadPlan:
                 return False
         return True
 
-    def park_head(self, record: tuple[dict[FR, int], dict[FR, int] | None] | None) -> None:
+    def park(self, record: _Record | None) -> None:
         """Park the head's bucket (as q.park(head, bulk=True)); `record`: the copies its quota message is
         made from, None when the message was set already."""
         old = self.term()
@@ -244,7 +251,8 @@ class HeadPlan:
             del heads[i], parked[i], records[i]
         else:
             head = self.plans.head_for(entry, bucket_key, self.name)
-            if head is None:
+            if head is None:  # the next one is not plain: the usual path takes the queue
+                records[i] = None
                 self._terms()
                 self.plans.retotal(self.cohort, self.term() - old)
                 self.materialize()
@@ -281,7 +289,7 @@ class HeadPlan:
                 return False
             if reason == NO_CANDIDATES or reason == NO_FIT:
                 wl.message = message
-                self.park_head(None)
+                self.park(None)
                 return True
         self.take_head(wl)
         return None
@@ -303,7 +311,15 @@ class _Cohort:
         self.snap_cycle = -1
         self.snap: dict[FR, int] | None = None
 
+    def free(self, fr: FR, free: dict[FR, int]) -> int:
+        """The cohort's free quota in fr (resource_node.flat_available's room), remembered in `free` for the
+        cycle; 0 for a ClusterQueue alone (its verdicts do not read it)."""
+        root = self.root
+        got = free[fr] = 0 if root is None else root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+        return got
+
     def snapshot(self, cycle: int) -> dict[FR, int] | None:
+        """A copy of the cohort's usage as the cycle's nominations see it (one per cycle: DeferredMessages.defer)."""
         if self.root is None:
             return None
         if self.snap_cycle != cycle:
@@ -321,7 +337,6 @@ class HeadPlans:
         self.cohorts: dict[str, _Cohort] = {}
         self.active: dict[str, _Cohort] = {}  # cohorts with an active plan
         self.total = 0  # the plans' part of the engine's queue signature
-        self.cycle = 0  # the cycle that nominates (snapshot sharing)
         self._eligible: dict[str, bool] = {}
         self._refused: dict[str, int] = {}  # queue -> its token when a plan could not be made
 
@@ -449,7 +464,6 @@ class HeadPlans:
         """The plans' part of a cycle's nominations: heads that park are parked here (their message
         deferred); returns (whether any plan had a head, whether one parked, the live heads with their fit
         height or None)."""
-        self.cycle = cycle
         any_head = parked = False
         live: list[tuple[HeadPlan, _Head, int | None]] = []
         for key, cohort in list(self.active.items()):
@@ -457,7 +471,6 @@ class HeadPlans:
             keep = []
             epoch = cohort.epoch
             snap = None
-            root = cohort.root
             for plan in cohort.active:
                 if plan.detached:
                     continue
@@ -479,11 +492,11 @@ class HeadPlans:
                 if fr is not None:  # classify, inline for one resource
                     room = free.get(fr)
                     if room is None:
-                        room = free[fr] = 0 if root is None else root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+                        room = cohort.free(fr, free)
                     height = h.height if room >= h.fit_from else None if room < h.live_from else -1
                 else:
                     height = plan.classify(h, free)
-                if height is None:  # park_head, inline
+                if height is None:  # park, inline
                     if snap is None:
                         snap = cohort.snapshot(cycle)
                     terms = plan.terms

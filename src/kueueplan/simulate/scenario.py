@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.configuration import Configuration, configuration_from_configmap, parse_configuration
 from kueueplan.kube.objects import read_object
 from kueueplan.kube.podsets import MAX_WORKLOADS, SUPPORTED_KINDS, version_tuple, workload_count, workload_names
@@ -182,7 +183,7 @@ def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: 
 def scenario_from_manifests(objects: list[load.Obj], name: str, kueue_version: str | None = None) -> Scenario:
     """Plain manifests (kustomize/Helm output, a folder, stdin) as a scenario: the workloads in them are the load
     (simulate/load.py); a kueue-manager-config ConfigMap among them travels with the other manifests."""
-    data: dict[str, Any] = {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": name},
+    data: dict[str, Any] = {"apiVersion": KUEUEPLAN_API, "kind": "Scenario", "metadata": {"name": name},
                             "spec": {} if kueue_version is None else {"kueueVersion": kueue_version}}
     doc = yamlio.Document(data=data, file=name, index=0, line=None)
     return _Reader(doc, None, objects=objects).read()
@@ -219,10 +220,10 @@ class _Reader:
             raise self.err("a Scenario must be a mapping")
         if data.get("kind") != "Scenario":
             raise self.err(f"kind must be Scenario, got {data.get('kind')!r}", ("kind",),
-                           hint="start the file with apiVersion: kueueplan.io/v1alpha1 and kind: Scenario")
+                           hint=f"start the file with apiVersion: {KUEUEPLAN_API} and kind: Scenario")
         av = data.get("apiVersion")
-        if av is not None and av != "kueueplan.io/v1alpha1":
-            raise self.err(f"apiVersion must be kueueplan.io/v1alpha1, got {av!r}", ("apiVersion",))
+        if av is not None and av != KUEUEPLAN_API:
+            raise self.err(f"apiVersion must be {KUEUEPLAN_API}, got {av!r}", ("apiVersion",))
         meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
         spec = data.get("spec")
         if spec is None:

@@ -158,41 +158,17 @@ def run_cycle(sim: Simulation) -> bool:
         e = Entry(wl, cq_name)
         e.assignment, e.targets = get_assignments(sim, wl, cq_name, plain, height)
         entries.append(e)
-    # Plan heads that fit the snapshot become entries only if they still fit at their turn: on a busy cohort
-    # most lose their fit to an earlier entry, and those stay in their plan as they were (see _process).
-    fitting: list[tuple[tuple, Any, Any, int]] = []
-    priority_sorting = sim.config.priority_sorting
-    for plan, head, height in live:
-        wl = head.wl
-        if height is not None:
-            key = (height, -wl.priority, wl.queue_ts, wl.seq) if priority_sorting else (height, wl.queue_ts, wl.seq)
-            fitting.append((key, plan, head, height))
-            continue
-        e = Entry(wl, plan.name, plan=plan)
-        e.assignment, e.targets = get_assignments(sim, wl, plan.name, head.plain, None)
-        entries.append(e)
-    if sim.fair_sharing is not None:
-        ordered: list[Any] = fairsharing.order_entries(sim, entries)  # no plans with fair sharing
-    elif fitting:  # the order sorted() gives below, with the fitting plan heads among the entries (keys are unique)
-        sort_key = Entry.sort_key if priority_sorting else Entry.fifo_key
-        ordered = [item[-1] if len(item) == 2 else item for item in sorted([(sort_key(e), e) for e in entries] + fitting)]
-    else:
-        ordered = sorted(entries, key=Entry.sort_key if priority_sorting else Entry.fifo_key)
+    fitting = _plan_entries(sim, live, entries)
+    ordered = _ordered(sim, entries, fitting)
 
     claimed = _Claimed()
     temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only
     preemptions: list[tuple[Entry, list[preemption.Target]]] = []
     for e in ordered:
-        if type(e) is tuple:  # a fitting plan head
-            _, plan, head, height = e
-            node = plan.node
-            if not (plan.fits_now(head) if not claimed else claimed.fits_flat(node, node.parent or node,
-                                                                             head.plain, [])):
-                head.wl.message = NO_LONGER_FITS  # requeued as it was (requeue_live, without its checks)
-                plan.records[plan.pos] = None
+        if type(e) is tuple:  # a plan head that fitted the snapshot
+            e = _fitting_turn(sim, e, claimed)
+            if e is None:
                 continue
-            e = Entry(head.wl, plan.name, plan=plan)
-            e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, height)
             entries.append(e)
         outcome = _process(sim, e, claimed, temporary)
         if outcome == "preempt":
@@ -218,6 +194,46 @@ def run_cycle(sim: Simulation) -> bool:
             if t.workload.holds_quota:
                 sim.evict(t.workload, preempted_by=e.wl, reason=t.reason)
     return progress
+
+
+def _plan_entries(sim: Simulation, live: Any, entries: list[Entry]) -> list[tuple[tuple, Any, Any, int]]:
+    """The live heads of head plans: those that may preempt become entries (added to `entries`); those that fit
+    the cycle's snapshot are returned as (sort key, plan, head, borrowing height), to become entries only if
+    they still fit at their turn (_fitting_turn): on a busy cohort most lose their fit to an earlier entry."""
+    fitting = []
+    priority_sorting = sim.config.priority_sorting
+    for plan, head, height in live:
+        if height is not None:
+            fitting.append(((height,) + (head.sort_tail if priority_sorting else head.fifo_tail), plan, head, height))
+            continue
+        e = Entry(head.wl, plan.name, plan=plan)
+        e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, None)
+        entries.append(e)
+    return fitting
+
+
+def _ordered(sim: Simulation, entries: list[Entry], fitting: list[tuple[tuple, Any, Any, int]]) -> list[Any]:
+    """The cycle's order (step 3); fitting plan heads take the place their Entry would (keys are unique)."""
+    if sim.fair_sharing is not None:
+        return fairsharing.order_entries(sim, entries)  # no head plans with fair sharing
+    sort_key = Entry.sort_key if sim.config.priority_sorting else Entry.fifo_key
+    if not fitting:
+        return sorted(entries, key=sort_key)
+    return [item[-1] if len(item) == 2 else item for item in sorted([(sort_key(e), e) for e in entries] + fitting)]
+
+
+def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "_Claimed") -> Entry | None:
+    """A plan head that fitted the snapshot, at its turn: its Entry if it still fits (as _process checks), else
+    None, and it stays as it was (what requeue does to an entry that lost its fit)."""
+    _, plan, head, height = item
+    node = plan.node
+    if not (plan.fits_now(head) if not claimed else claimed.fits_flat(node, node.parent or node, head.plain, [])):
+        head.wl.message = NO_LONGER_FITS
+        plan.records[plan.pos] = None
+        return None
+    e = Entry(head.wl, plan.name, plan=plan)
+    e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, height)
+    return e
 
 
 def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | None:

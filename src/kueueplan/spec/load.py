@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.yamlio import Document, load_file, refuse_linked_out, yaml_files
-from kueueplan.spec.models import API_VERSION, DOCUMENT_MODELS
+from kueueplan.kube.apiversion import KUEUEPLAN_API
+from kueueplan.spec.models import DOCUMENT_MODELS
 
 Loc = tuple[str | int, ...]
 KINDS = tuple(DOCUMENT_MODELS)
@@ -185,8 +186,8 @@ def load_document(doc: Document) -> Entry:
     data = doc.data
     if not isinstance(data, dict):
         raise _located(doc, (), "a spec document must be a mapping with apiVersion, kind, metadata and spec")
-    if data.get("apiVersion") != API_VERSION:
-        raise _located(doc, ("apiVersion",), f"apiVersion must be {API_VERSION!r}, got {data.get('apiVersion')!r}",
+    if data.get("apiVersion") != KUEUEPLAN_API:
+        raise _located(doc, ("apiVersion",), f"apiVersion must be {KUEUEPLAN_API!r}, got {data.get('apiVersion')!r}",
                        "spec files hold kueueplan documents only; Kubernetes manifests go elsewhere")
     kind = data.get("kind")
     model_cls = DOCUMENT_MODELS.get(kind) if isinstance(kind, str) else None

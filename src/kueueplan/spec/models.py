@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from kueueplan.kube.configschema import json_schema as _configuration_schema
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.configuration import Configuration as _KueueConfiguration
+from kueueplan.kube.podsets import JOB_KINDS
 from kueueplan.spec.types import (
     AnnotationMap,
     DnsLabel,
@@ -26,7 +28,6 @@ from kueueplan.spec.types import (
     StringMap,
 )
 
-API_VERSION = "kueueplan.io/v1alpha1"
 INT32_MAX = 2**31 - 1
 
 
@@ -483,8 +484,7 @@ VERBATIM_KINDS = ("MPIJob", "TrainJob", "AppWrapper", "LeaderWorkerSet", "Deploy
 
 class WorkloadSpec(Strict):
     team: DnsLabel
-    kind: Literal["RayJob", "RayCluster", "Job", "Pod", "JobSet", "PyTorchJob", "MPIJob", "TrainJob", "AppWrapper",
-                  "LeaderWorkerSet", "Deployment", "StatefulSet"] = Field(
+    kind: Literal[JOB_KINDS] = Field(
         description="MPIJob, TrainJob, AppWrapper, LeaderWorkerSet, Deployment and StatefulSet carry the object's "
                     "whole spec in `spec`")
     namespace: DnsLabel | None = Field(default=None, description="Default: the team's first namespace")
@@ -643,7 +643,7 @@ class EnvironmentSpec(Strict):
 
 
 class _Document(Strict):
-    apiVersion: Literal["kueueplan.io/v1alpha1"]
+    apiVersion: Literal[KUEUEPLAN_API]
     metadata: Metadata
 
 

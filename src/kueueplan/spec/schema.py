@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from kueueplan.spec.models import API_VERSION, DOCUMENT_MODELS
+from kueueplan.kube.apiversion import KUEUEPLAN_API
+from kueueplan.spec.models import DOCUMENT_MODELS
 
 SCHEMA_ID = "https://kueueplan.io/schemas/v1alpha1"
 COMBINED = "kueueplan.schema.json"
@@ -46,10 +47,10 @@ def schemas() -> dict[str, str]:
     combined = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"{SCHEMA_ID}/{COMBINED}",
-        "title": f"kueueplan spec document ({API_VERSION})",
+        "title": f"kueueplan spec document ({KUEUEPLAN_API})",
         "type": "object",
         "required": ["apiVersion", "kind", "metadata"],
-        "properties": {"apiVersion": {"const": API_VERSION}, "kind": {"enum": list(DOCUMENT_MODELS)}},
+        "properties": {"apiVersion": {"const": KUEUEPLAN_API}, "kind": {"enum": list(DOCUMENT_MODELS)}},
         "allOf": rules,
         "$defs": definitions,
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kueueplan.kube.podsets import JOB_KINDS
 from kueueplan.validate.model import Obj, make_obj
 
 # Which spec kinds a compiled kind comes from.
@@ -18,10 +19,7 @@ _SOURCES = {
     "ResourceFlavor": ("ResourceFlavor",), "WorkloadPriorityClass": ("Priority",), "PriorityClass": ("Priority",),
     "Cohort": ("Cohort",), "AdmissionCheck": ("AdmissionCheck",), "ProvisioningRequestConfig": ("AdmissionCheck",),
     "ClusterQueue": ("Team",), "LocalQueue": ("Team",), "Namespace": ("Team",),
-    "RayJob": ("Workload",), "RayCluster": ("Workload",), "Job": ("Workload",), "Pod": ("Workload",),
-    "JobSet": ("Workload",), "PyTorchJob": ("Workload",), "MPIJob": ("Workload",), "TrainJob": ("Workload",),
-    "AppWrapper": ("Workload",), "LeaderWorkerSet": ("Workload",), "Deployment": ("Workload",),
-    "StatefulSet": ("Workload",),
+    **dict.fromkeys(JOB_KINDS, ("Workload",)),
     "Topology": ("Topology",), "MultiKueueCluster": ("MultiKueueCluster",), "MultiKueueConfig": ("AdmissionCheck",),
 }
 TEAM_LABEL = "kueueplan.io/team"

@@ -29,19 +29,18 @@ from kueueplan.compile.context import TEAM_LABEL
 from kueueplan.compile.kueue import generated_selector
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
 from kueueplan.kube.objects import KUEUE_GROUP, MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER, api_version_of, read_object
 from kueueplan.simulate.load import ANNOTATIONS as LOAD_ANNOTATIONS
 from kueueplan.spec.models import VERBATIM_KINDS
-from kueueplan.workflow.manifests import KUEUEPLAN_API, MODELLED_SPEC, clean, key_of, key_text
+from kueueplan.workflow.manifests import MODELLED_SPEC, clean, key_of, key_text
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 NAME_LABEL = "kubernetes.io/metadata.name"
-WORKLOAD_KINDS = {("ray.io", "RayJob"), ("ray.io", "RayCluster"), ("batch", "Job"), ("", "Pod"),
-                  ("jobset.x-k8s.io", "JobSet"), ("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob"),
-                  ("trainer.kubeflow.org", "TrainJob"), ("workload.codeflare.dev", "AppWrapper"),
-                  ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("apps", "Deployment"), ("apps", "StatefulSet")}
+# (group, kind) of every job kind build writes: import turns these into spec Workloads.
+WORKLOAD_KINDS = {(api_version.rpartition("/")[0], kind) for kind, api_version in API_VERSIONS.items()}
 # Apps that are workloads only with a queue label (the pod integration); without one they are outside the spec.
 SERVING_APPS = {"Deployment", "StatefulSet"}
 # Kinds `import` turns into spec documents; what `build(import(x))` reproduces.

@@ -17,12 +17,12 @@ from typing import Any, Iterable, Mapping
 
 from kueueplan.errors import InputRefusedError, KueueplanError
 from kueueplan.kube import objects
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME
 from kueueplan.kube.quantity import QuantityError, canonical
 from kueueplan.kube import yamlio
 from kueueplan.kube.yamlio import Document, load_file
 
-KUEUEPLAN_API = "kueueplan.io/v1alpha1"
 # Labels/annotations kueueplan writes itself; they say nothing about the cluster's behaviour.
 OWN_PREFIXES = ("kueueplan.io/",)
 # Fields the API server fills in; a `kubectl get -o yaml` export carries them.

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.yamlio import Document
 from kueueplan.workflow.diff import SimRun
-from kueueplan.workflow.manifests import (KUEUEPLAN_API, documents_from_text, is_spec_document, load_documents,
-                                          read_stdin_text)
+from kueueplan.workflow.manifests import documents_from_text, is_spec_document, load_documents, read_stdin_text
 from kueueplan.workflow.sources import Side
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kueueplan.kube.configschema import (DURATION_PATHS, FRAMEWORK_OF_KIND, INTEGRATIONS, V1BETA1, V1BETA2, too_new_fields,
-                                         unknown_fields)
+from kueueplan.kube.configschema import (DURATION_PATHS, FRAMEWORK_KINDS, FRAMEWORK_OF_KIND, INTEGRATIONS, V1BETA1,
+                                         V1BETA2, too_new_fields, unknown_fields)
 from kueueplan.kube.configuration import parse_go_duration
 from kueueplan.validate import kueue
 from kueueplan.validate.configuration import read, release_of, universe_configuration
@@ -578,9 +578,6 @@ def resource_transformations_valid(obj: Obj, ctx: Context) -> Iterator[Hit]:
 # --------------------------------------------------------------------------- against the rest of the inputs
 
 
-_WORKLOAD_KINDS = tuple(kind for _, kind in FRAMEWORK_OF_KIND)
-
-
 def _queued(obj: Obj, ctx: Context) -> bool:
     """A job meant for Kueue: it names a LocalQueue, or its namespace has a LocalQueue named `default`."""
     if kueue.QUEUE_LABEL in obj.labels:
@@ -601,7 +598,7 @@ def namespace_labels(ctx: Context, name: str) -> dict[str, str]:
     return labels
 
 
-@rule("KP460", "warning", "5 never works", kinds=_WORKLOAD_KINDS)
+@rule("KP460", "warning", "5 never works", kinds=FRAMEWORK_KINDS)
 def framework_enabled(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A job meant for Kueue whose integration the Configuration leaves disabled is never queued.
 
@@ -879,7 +876,7 @@ def pod_namespace_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
 
 
 
-@rule("KP463", "warning", "5 never works", kinds=_WORKLOAD_KINDS)
+@rule("KP463", "warning", "5 never works", kinds=FRAMEWORK_KINDS)
 def job_without_queue_name_managed(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """With `manageJobsWithoutQueueName: true`, a job without a queue name is suspended for good.
 

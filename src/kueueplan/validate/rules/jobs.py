@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kueueplan.kube.configschema import FRAMEWORK_KINDS
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.kube.names import dns_subdomain_errors
 from kueueplan.validate.registry import Hit, rule
 
 _RAY = ("RayJob", "RayCluster", "RayService")
-_JOBS = _RAY + ("Job", "Pod", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob",
-                "TrainJob", "AppWrapper", "Deployment", "StatefulSet", "LeaderWorkerSet")
+# The kinds of Kueue's integrations (SparkApplication was never among KP414's).
+_JOBS = tuple(kind for kind in FRAMEWORK_KINDS if kind != "SparkApplication")
 
 
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"

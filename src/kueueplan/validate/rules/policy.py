@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kueueplan.validate.regex import compile_regex, escape as regex_escape
+from kueueplan.kube.configschema import FRAMEWORK_OF_KIND
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.registry import Hit, rule
@@ -854,15 +855,10 @@ def naming_convention(obj: Obj, ctx: Context) -> Iterator[Hit]:
 # ---------------------------------------------------------------------------------------------------------------
 # Queue enforcement tied to Kueue's Configuration (issue 15): `queues:` and `priorities:` knobs.
 
-# Kinds -> Kueue's integration (framework) names, as in integrations.frameworks.
-FRAMEWORK_OF = {
-    "Job": "batch/job", "CronJob": "batch/job", "RayJob": "ray.io/rayjob", "RayCluster": "ray.io/raycluster",
-    "RayService": "ray.io/rayservice", "JobSet": "jobset.x-k8s.io/jobset", "PyTorchJob": "kubeflow.org/pytorchjob",
-    "TFJob": "kubeflow.org/tfjob", "MPIJob": "kubeflow.org/mpijob", "XGBoostJob": "kubeflow.org/xgboostjob",
-    "PaddleJob": "kubeflow.org/paddlejob", "JAXJob": "kubeflow.org/jaxjob", "TrainJob": "trainer.kubeflow.org/trainjob",
-    "AppWrapper": "workload.codeflare.dev/appwrapper", "Pod": "pod", "Deployment": "deployment",
-    "StatefulSet": "statefulset", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset",
-}
+# Kinds -> Kueue's integration (framework) names, as in integrations.frameworks; a CronJob's Jobs are batch/job.
+# (SparkApplication was never in this map: its coverage is not judged by framework.)
+FRAMEWORK_OF = {kind: framework for (_, kind), framework in FRAMEWORK_OF_KIND.items()
+                if kind != "SparkApplication"} | {"CronJob": "batch/job"}
 ALWAYS_RESPECTED_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
 
 

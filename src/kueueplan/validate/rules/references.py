@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kueueplan.kube.configschema import FRAMEWORK_KINDS
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.registry import Hit, rule
 
-WORKLOAD_KINDS = ("Job", "Pod", "RayJob", "RayCluster", "RayService", "JobSet", "PyTorchJob", "TFJob", "MPIJob",
-                  "XGBoostJob", "PaddleJob", "JAXJob", "TrainJob", "AppWrapper", "Deployment", "StatefulSet",
-                  "LeaderWorkerSet", "CronJob", "SparkApplication")
+# Every kind some Kueue integration manages, and CronJob (its jobTemplate makes Jobs).
+WORKLOAD_KINDS = FRAMEWORK_KINDS + ("CronJob",)
 
 
 def missing_ref(ctx: Context, kind: str, what: str, path: tuple[Any, ...], obj: Obj,

@@ -1,0 +1,33 @@
+"""The job kinds kueueplan models are listed once (kube.podsets.JOB_KINDS); the tables keyed by kind elsewhere
+cover exactly those kinds and agree with Kueue's integrations (kube.configschema.FRAMEWORK_OF_KIND)."""
+
+from __future__ import annotations
+
+import typing
+
+from kueueplan.compile.workloads import API_VERSIONS
+from kueueplan.kube.configschema import FRAMEWORK_OF_KIND, INTEGRATIONS
+from kueueplan.kube.podsets import JOB_KINDS, SUPPORTED_KINDS
+from kueueplan.spec.models import WorkloadSpec
+
+
+def test_spec_build_and_pod_sets_share_the_job_kinds() -> None:
+    assert typing.get_args(WorkloadSpec.model_fields["kind"].annotation) == JOB_KINDS
+    assert tuple(API_VERSIONS) == JOB_KINDS  # build's apiVersion per kind, in gen/'s order
+    assert set(SUPPORTED_KINDS) == set(JOB_KINDS) | {"Workload"}
+
+
+def test_build_writes_the_groups_kueue_integrations_watch() -> None:
+    """Each apiVersion build writes is in the group whose integration Kueue registers for that kind."""
+    for kind, api_version in API_VERSIONS.items():
+        framework = FRAMEWORK_OF_KIND.get((api_version.rpartition("/")[0], kind))
+        assert framework in INTEGRATIONS, (kind, api_version)
+
+
+def test_simulator_frameworks_agree_with_kueue() -> None:
+    """simulate/configuration.py keeps its own kind -> framework table (simulate/ is rewritten elsewhere); it
+    must say what FRAMEWORK_OF_KIND says, for every job kind."""
+    from kueueplan.simulate.configuration import FRAMEWORK_OF_KIND as SIMULATED
+
+    assert set(SIMULATED) == set(JOB_KINDS)
+    assert SIMULATED == {kind: fw for (_, kind), fw in FRAMEWORK_OF_KIND.items() if kind in JOB_KINDS}
