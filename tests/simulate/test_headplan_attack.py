@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import copy
 import os
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kueueplan.simulate import engine
@@ -40,8 +42,30 @@ def run(data: dict[str, Any], plans: bool) -> dict[str, Any] | str:
         engine.HEAD_PLANS = old
 
 
-def assert_same(data: dict[str, Any]) -> None:
+def _equivalents_unordered(result: dict[str, Any] | str) -> dict[str, Any] | str:
+    """The result with each run of Inadmissible events of one instant, queue and message sorted: the order in
+    which a parked bucket's equivalents are marked is the bucket heap's array order (queue.park), which the
+    plans do not reproduce (test_equivalents_marked_never_admissible_in_the_same_order, xfail)."""
+    if isinstance(result, str):
+        return result
+    events, out, run_ = result["events"], [], []
+    key = None
+    for e in events + [None]:
+        k = (e["at"], e.get("clusterQueue"), e.get("message")) if e is not None and e["type"] == "Inadmissible" else None
+        if k is None or k != key:
+            out += sorted(run_, key=lambda x: x["workload"])
+            run_ = []
+        key = k
+        if e is not None:
+            (run_ if k is not None else out).append(e)
+    return dict(result, events=out)
+
+
+def assert_same(data: dict[str, Any], exact: bool = False) -> None:
     on, off = run(data, True), run(data, False)
+    assert isinstance(off, dict), off  # an input the simulator refuses tests nothing
+    if not exact:
+        on, off = _equivalents_unordered(on), _equivalents_unordered(off)
     assert on == off
 
 
@@ -201,3 +225,282 @@ def plan_scenarios(draw: Any, max_cqs: int = 6, max_workloads: int = 14, max_cou
 @given(plan_scenarios())
 def test_random_plan_edges_same_run_with_and_without_head_plans(data: dict[str, Any]) -> None:
     assert_same(data)
+
+
+# ---------------------------------------------------------------------------------------------- hand-written edges
+
+def _cq(name: str, cohort: str | None, nominal: dict[str, str], borrowing: dict[str, str] | None = None,
+        within: str = "LowerPriority", **extra: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"namespaceSelector": {},
+                            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": within},
+                            "resourceGroups": [{"coveredResources": list(nominal), "flavors": [{
+                                "name": "f", "resources": [
+                                    {"name": r, "nominalQuota": q, **({"borrowingLimit": borrowing[r]}
+                                                                      if borrowing and r in borrowing else {})}
+                                    for r, q in nominal.items()]}]}], **extra}
+    if cohort is not None:
+        spec["cohortName"] = cohort
+    return {"apiVersion": V2, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _lq(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": V2, "kind": "LocalQueue", "metadata": {"namespace": "default", "name": name},
+            "spec": {"clusterQueue": name, **spec}}
+
+
+def _job(name: str, queue: str, at: float, requests: dict[str, str], run_for: float | None = None,
+         priority: str | None = None, count: int = 1, every: float = 0, parallelism: int = 1,
+         **extra: Any) -> dict[str, Any]:
+    labels = {"kueue.x-k8s.io/queue-name": queue}
+    if priority:
+        labels["kueue.x-k8s.io/priority-class"] = priority
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": labels}
+    entry: dict[str, Any] = {"at": at, "manifest": {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+                                                    "spec": {"parallelism": parallelism, "template": {"spec": {
+                                                        "containers": [{"name": "c", "resources": {
+                                                            "requests": requests}}]}}}}, **extra}
+    if run_for is not None:
+        entry["runFor"] = run_for
+    if count > 1:
+        entry["count"], entry["every"] = count, every
+    return entry
+
+
+def _scenario(manifests: list[dict[str, Any]], workloads: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    base = [{"apiVersion": V2, "kind": "ResourceFlavor", "metadata": {"name": f}} for f in ("f", "g")]
+    base += [{"apiVersion": V2, "kind": "WorkloadPriorityClass", "metadata": {"name": n}, "value": v}
+             for n, v in (("low", 10), ("mid", 50), ("high", 100))]
+    return {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "attack"},
+            "spec": {"manifests": base + manifests, "workloads": workloads, **spec}}
+
+
+def _busy(cohort: str | None = "c", queues: int = 3, within: str = "LowerPriority") -> tuple[list, list]:
+    """A cohort whose quota one long job holds, and queues whose heads can neither fit nor preempt (parked by
+    their plans at every requeue-all), with short jobs finishing every second (a requeue-all each)."""
+    manifests = [_cq("owner", cohort, {"cpu": "4"}), _lq("owner"), _cq("ticker", cohort, {"cpu": "1"}), _lq("ticker")]
+    workloads = [_job("hold", "owner", 0, {"cpu": "4"}, run_for=20),
+                 _job("tick", "ticker", 0, {"cpu": "1"}, run_for=1, count=12, every=1)]
+    for i in range(queues):
+        manifests += [_cq(f"q{i}", cohort, {"cpu": "1"}, within=within), _lq(f"q{i}")]
+        workloads.append(_job(f"w{i}", f"q{i}", 0.5, {"cpu": "4"}, run_for=2, count=3))
+    return manifests, workloads
+
+
+class _Used:
+    """Counts heads parked by a plan and plan write-backs in the run with plans."""
+
+    def __init__(self) -> None:
+        from kueueplan.simulate import headplan
+        self.parked = self.materialized = 0
+        self._orig = (headplan.HeadPlans.nominate, headplan.HeadPlan.materialize)
+        nominate, materialize = self._orig
+
+        def counted_nominate(plans: Any, cycle: int) -> Any:
+            got = nominate(plans, cycle)
+            self.parked += got[1]
+            return got
+
+        def counted_materialize(plan: Any) -> None:
+            self.materialized += 1
+            materialize(plan)
+
+        headplan.HeadPlans.nominate, headplan.HeadPlan.materialize = counted_nominate, counted_materialize
+
+    def restore(self) -> None:
+        from kueueplan.simulate import headplan
+        headplan.HeadPlans.nominate, headplan.HeadPlan.materialize = self._orig
+
+
+def _same(data: dict[str, Any], exact: bool = True) -> dict[str, Any]:
+    """The run with plans equals the run without; the case made plans that parked heads (else it tests nothing)."""
+    used = _Used()
+    try:
+        on = run(data, True)
+    finally:
+        used.restore()
+    off = run(data, False)
+    assert isinstance(off, dict), off
+    assert used.parked > 0 and used.materialized > 0, (used.parked, used.materialized)
+    assert on == off
+    return off
+
+
+def _state(out: dict[str, Any], name: str) -> tuple[str, str]:
+    w = next(w for w in out["workloads"] if w["name"] == f"default/{name}")
+    return w["state"], w["message"]
+
+
+def test_busy_cohort_baseline() -> None:
+    """The shape every case below changes: the plans park w0..w2 until `hold` finishes at 20; then they run."""
+    manifests, workloads = _busy()
+    out = _same(_scenario(manifests, workloads))
+    assert all(_state(out, f"w{i}-1")[0] == "Finished" for i in range(3))
+
+
+def test_cut_while_parked_shows_the_deferred_quota_message() -> None:
+    manifests, workloads = _busy()
+    out = _same(_scenario(manifests, workloads, until=6.5))
+    assert _state(out, "w1-1") == ("Pending", "insufficient unused quota for cpu in flavor f, 1 more needed")
+    assert _state(out, "w1-2") == ("Pending", "")  # parked with its head, never nominated
+
+
+def test_equivalents_created_into_a_parked_bucket_and_a_new_best_head() -> None:
+    """Copies of w0 (same shape: they join its parked bucket) and a high-priority job of another shape (a new
+    bucket, the new best head) arrive while w0's bucket is parked."""
+    manifests, workloads = _busy()
+    workloads += [_job("late", "q0", 3.5, {"cpu": "3"}, run_for=2, count=2),
+                  _job("vip", "q0", 4.5, {"cpu": "2"}, run_for=2, priority="high")]
+    out = _same(_scenario(manifests, workloads, until=7))
+    assert _state(out, "vip")[0] == "Admitted"
+
+
+@pytest.mark.parametrize("action", ["delete", "finish"])
+@pytest.mark.parametrize("target", ["w0-1", "w0-3", "w1-2"])
+def test_delete_or_finish_of_a_pending_workload_in_a_plan(action: str, target: str) -> None:
+    """A parked head (w0-1), a parked equivalent (w0-3, w1-2) leaves its queue: the bucket, possibly a ghost."""
+    manifests, workloads = _busy()
+    out = _same(_scenario(manifests, workloads, events=[{"at": 3.2, action: {"kind": "Job", "name": target}}]))
+    mine = [e["type"] for e in out["events"] if e["workload"] == f"default/{target}"]
+    assert mine == ["Created", "Deleted" if action == "delete" else "Finished"]
+
+
+def test_only_workload_of_a_parked_bucket_deleted_then_same_shape_created() -> None:
+    manifests, workloads = _busy()
+    workloads.append(_job("solo", "q2", 0.5, {"cpu": "2"}, run_for=1))
+    workloads.append(_job("again", "q2", 4.5, {"cpu": "2"}, run_for=1))
+    _same(_scenario(manifests, workloads, events=[{"at": 3.2, "delete": {"kind": "Job", "name": "solo"}}]))
+
+
+@pytest.mark.parametrize("value", [0, 10, 60, 200])
+def test_priority_class_changes_value_mid_run(value: int) -> None:
+    manifests, workloads = _busy()
+    workloads += [_job("m", "q1", 0.5, {"cpu": "1"}, run_for=30, priority="mid"),
+                  _job("h", "q1", 1.5, {"cpu": "3"}, run_for=2, priority="high")]
+    _same(_scenario(manifests, workloads, events=[{"at": 4, "apply": {
+        "apiVersion": V2, "kind": "WorkloadPriorityClass", "metadata": {"name": "mid"}, "value": value}}]))
+
+
+@pytest.mark.parametrize("policy", ["Hold", "HoldAndDrain"])
+@pytest.mark.parametrize("kind", ["LocalQueue", "ClusterQueue"])
+def test_stop_policies_on_a_queue_with_a_plan(kind: str, policy: str) -> None:
+    manifests, workloads = _busy()
+    stop = _lq("q1", stopPolicy=policy) if kind == "LocalQueue" else _cq("q1", "c", {"cpu": "1"}, stopPolicy=policy)
+    resume = _lq("q1") if kind == "LocalQueue" else _cq("q1", "c", {"cpu": "1"})
+    _same(_scenario(manifests, workloads, events=[{"at": 3.5, "apply": stop}, {"at": 9, "apply": resume}]))
+
+
+@pytest.mark.parametrize("change", [
+    {"cpu": "1"},  # the same quota again (a configuration change all the same)
+    {"cpu": "1", "borrowing": "0"},  # 4 cpu can never fit: never admissible, no plan
+    {"cpu": "4", "borrowing": "0"},  # fits its nominal once the cohort has room
+    {"cpu": "2", "borrowing": "2"},
+    {"cpu": "3", "two_flavors": True},  # two flavors: not plain any more
+    {"cpu": "4", "alone": True},  # leaves the cohort: fits at once
+])
+def test_quota_changes_mid_run(change: dict[str, Any]) -> None:
+    manifests, workloads = _busy()
+    borrowing = {"cpu": change["borrowing"]} if "borrowing" in change else None
+    cq = _cq("q0", None if change.get("alone") else "c", {"cpu": change["cpu"]}, borrowing)
+    if change.get("two_flavors"):
+        group = cq["spec"]["resourceGroups"][0]
+        group["flavors"].append({"name": "g", "resources": [{"name": "cpu", "nominalQuota": "3"}]})
+    _same(_scenario(manifests, workloads, events=[{"at": 3.5, "apply": cq}]))
+
+
+def test_several_resources_pods_covered_and_zero_requests() -> None:
+    """Heads asking for cpu, memory, GPUs, some at zero, in queues covering `pods` too (the classify path)."""
+    res = {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "2", "pods": "4"}
+    manifests = [_cq("owner", "c", res), _lq("owner")]
+    workloads = [_job("hold", "owner", 0, {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "2"}, run_for=10),
+                 _job("tick", "owner", 0, {"cpu": "0", "memory": "1Gi"}, run_for=1, count=8, every=1)]
+    for i, req in enumerate([{"cpu": "1", "memory": "0", "nvidia.com/gpu": "1"},
+                             {"cpu": "0", "memory": "2Gi", "nvidia.com/gpu": "1"},
+                             {"cpu": "2", "memory": "2Gi"}, {"nvidia.com/gpu": "0", "cpu": "0"}]):
+        manifests += [_cq(f"q{i}", "c", {"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "0", "pods": "2"}),
+                      _lq(f"q{i}")]
+        workloads.append(_job(f"w{i}", f"q{i}", 0.5, req, run_for=2, count=3, parallelism=2))
+    _same(_scenario(manifests, workloads))
+
+
+@pytest.mark.parametrize("within", ["Never", "LowerPriority"])
+def test_standalone_queues_and_two_cohorts_in_one_cycle(within: str) -> None:
+    manifests, workloads = _busy("c1", within=within)
+    more, extra = _busy("c2", within=within)
+    rename = lambda s: s.replace("owner", "owner2").replace("ticker", "ticker2")  # noqa: E731
+    for m in more:
+        if m["kind"] == "ClusterQueue" and m["metadata"]["name"].startswith("q"):
+            continue
+        m["metadata"]["name"] = rename(m["metadata"]["name"])
+        if m["kind"] == "LocalQueue":
+            m["spec"]["clusterQueue"] = m["metadata"]["name"]
+    manifests += [m for m in more if not (m["kind"] == "ClusterQueue" and m["metadata"]["name"].startswith("q"))
+                  and not (m["kind"] == "LocalQueue" and m["metadata"]["name"].startswith("q"))]
+    manifests += [_cq(f"r{i}", "c2", {"cpu": "1"}, within=within) for i in range(2)] + [_lq("r0"), _lq("r1")]
+    manifests += [_cq("solo", None, {"cpu": "2"}, within=within), _lq("solo")]
+    for w in extra:
+        labels = w["manifest"]["metadata"]["labels"]
+        labels["kueue.x-k8s.io/queue-name"] = {"owner": "owner2", "ticker": "ticker2", "q0": "r0", "q1": "r1",
+                                               "q2": "solo"}[labels["kueue.x-k8s.io/queue-name"]]
+        w["manifest"]["metadata"]["name"] += "x"
+    workloads += extra + [_job("s", "solo", 0, {"cpu": "2"}, run_for=3, count=4, priority="low"),
+                          _job("sh", "solo", 1, {"cpu": "2"}, run_for=3, priority="high")]
+    _same(_scenario(manifests, workloads))
+
+
+def test_heads_alternate_plain_and_not_plain() -> None:
+    """In one queue: a plain bucket, a job with partial admission (job-min-parallelism), one asking for a
+    resource the queue does not cover (never admissible): the plan is refused or handed back as they turn head."""
+    manifests, workloads = _busy()
+    workloads += [_job("partial", "q0", 0.7, {"cpu": "1"}, run_for=2, parallelism=3, priority="high"),
+                  _job("nocover", "q0", 0.8, {"cpu": "1", "example.com/fpga": "1"}, run_for=2, priority="mid"),
+                  _job("plain", "q0", 0.9, {"cpu": "2"}, run_for=2, priority="mid")]
+    workloads[-3]["manifest"]["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "1"}
+    _same(_scenario(manifests, workloads))
+
+
+@pytest.mark.parametrize("block", [True, False])
+def test_wait_for_pods_ready(block: bool) -> None:
+    manifests, workloads = _busy()
+    for w in workloads:
+        w["podsReadyAfter"] = 0
+    workloads.append(_job("slow", "ticker", 2.5, {"cpu": "1"}, run_for=3, podsReadyAfter=2))
+    workloads.append(_job("stuck", "q2", 0.2, {"cpu": "1"}, run_for=3, podsReadyAfter="never"))
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+              "waitForPodsReady": {"timeout": "3s", "blockAdmission": block,
+                                   "requeuingStrategy": {"backoffBaseSeconds": 1, "backoffMaxSeconds": 2,
+                                                         "backoffLimitCount": 2}}}
+    _same(_scenario(manifests, workloads, configuration=config, until=30))
+
+
+@pytest.mark.parametrize("delay", [0, 1, 3])
+@pytest.mark.parametrize("outcomes", [["Provisioned"], ["Failed", "Provisioned"], ["Failed"]])
+def test_admission_checks(delay: int, outcomes: list[str]) -> None:
+    manifests, workloads = _busy()
+    manifests = [m if m["metadata"]["name"] != "q1" or m["kind"] != "ClusterQueue"
+                 else _cq("q1", "c", {"cpu": "1"}, admissionChecks=["prov"]) for m in manifests]
+    manifests += _CHECK_OBJECTS
+    _same(_scenario(manifests, workloads, admissionChecks={"prov": {"delay": delay, "outcomes": outcomes}}))
+
+
+def test_victims_land_in_queues_with_plans() -> None:
+    """A high-priority job in q0 preempts (within its queue) a running low one while the other plans' heads are
+    parked; the victim goes back into q0, whose plan it joins."""
+    manifests, workloads = _busy()
+    workloads += [_job("lowrun", "q0", 0, {"cpu": "1"}, run_for=30, priority="low"),
+                  _job("boss", "q0", 2.5, {"cpu": "1"}, run_for=2, priority="high")]
+    _same(_scenario(manifests, workloads))
+
+
+@pytest.mark.xfail(strict=True, reason="queue.park lists a bucket's equivalents in its heap's array order, which "
+                                       "the head plans do not reproduce (the usual path re-pushes every parked head)")
+def test_equivalents_marked_never_admissible_in_the_same_order() -> None:
+    """x-1..x-7 share one bucket of cq1 (parked by its plan, or by the usual path); at 10 cq0 leaves the cohort
+    and their 4 cpu become never admissible: the Inadmissible events of the equivalents follow the bucket heap's
+    array order, which differs between the two paths (x-7 third with plans, last without)."""
+    import yaml
+
+    data = yaml.safe_load((Path(__file__).parent / "data" / "headplan-equivalents-never-admissible.yaml").read_text())
+    on, off = run(data, True), run(data, False)
+    assert isinstance(on, dict) and isinstance(off, dict)
+    assert [e["workload"] for e in on["events"] if e["type"] == "Inadmissible"] == \
+        [e["workload"] for e in off["events"] if e["type"] == "Inadmissible"]
