@@ -504,3 +504,29 @@ def test_equivalents_marked_never_admissible_in_the_same_order() -> None:
     assert isinstance(on, dict) and isinstance(off, dict)
     assert [e["workload"] for e in on["events"] if e["type"] == "Inadmissible"] == \
         [e["workload"] for e in off["events"] if e["type"] == "Inadmissible"]
+
+
+def _data(name: str) -> dict[str, Any]:
+    import yaml
+
+    return yaml.safe_load((Path(__file__).parent / "data" / f"{name}.yaml").read_text())
+
+
+@pytest.mark.xfail(strict=True, reason="HeadPlan.materialize makes its deferred quota messages from "
+                                       "sim.cluster.cluster_queues at write-back time, after a `delete` event "
+                                       "removed the ClusterQueue: KeyError")
+def test_cluster_queue_deleted_while_its_plan_parks_a_head() -> None:
+    on, off = run(_data("headplan-delete-cluster-queue"), True), run(_data("headplan-delete-cluster-queue"), False)
+    assert isinstance(off, dict) and _state(off, "w") == ("Pending", "ClusterQueue q doesn't exist")
+    assert on == off
+
+
+@pytest.mark.xfail(strict=True, reason="HeadPlan.materialize makes its deferred quota messages with the "
+                                       "ClusterQueue object applied by the configuration change that writes the "
+                                       "plan back, not the one the head was nominated against")
+def test_stopped_queue_re_applied_with_another_flavor_keeps_the_parked_heads_message() -> None:
+    data = _data("headplan-stopped-queue-changes-flavor")
+    on, off = run(data, True), run(data, False)
+    assert isinstance(off, dict)
+    assert _state(off, "w") == ("Pending", "insufficient unused quota for cpu in flavor f, 1 more needed")
+    assert on == off
