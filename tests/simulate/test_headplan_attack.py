@@ -27,7 +27,7 @@ from kueueplan.simulate.scenario import scenario_from_dict
 
 V2 = "kueue.x-k8s.io/v1beta2"
 UNIT = {"cpu": "", "memory": "Gi", "nvidia.com/gpu": "", "pods": ""}
-_EXAMPLES = int(os.environ.get("HEADPLAN_ATTACK_EXAMPLES", "60"))
+_EXAMPLES = int(os.environ.get("HEADPLAN_ATTACK_EXAMPLES", "150"))  # more for a longer hunt
 
 
 def run(data: dict[str, Any], plans: bool) -> dict[str, Any] | str:
@@ -144,7 +144,8 @@ def _targets(workloads: list[dict[str, Any]]) -> list[str]:
 def event(draw: Any, cqs: list[dict[str, Any]], workloads: list[dict[str, Any]], resources: list[str],
           flavors: list[str], checks: bool) -> dict[str, Any]:
     at = draw(st.integers(1, 14))
-    kind = draw(st.sampled_from(["cq", "priority", "lqstop", "cqstop", "delete", "delete", "finish", "finish"]))
+    kind = draw(st.sampled_from(["cq", "priority", "lqstop", "cqstop", "lqdelete", "delete", "delete", "finish",
+                                 "finish"]))
     n = len(cqs)
     if kind == "cq":
         return {"at": at, "apply": cluster_queue(draw, draw(st.integers(0, n - 1)), resources, flavors, checks)}
@@ -155,6 +156,9 @@ def event(draw: Any, cqs: list[dict[str, Any]], workloads: list[dict[str, Any]],
     if kind == "priority":
         return {"at": at, "apply": {"apiVersion": V2, "kind": "WorkloadPriorityClass",
                                     "metadata": {"name": f"p{draw(st.integers(0, 2))}"}, "value": draw(st.integers(0, 5))}}
+    if kind == "lqdelete":  # (a ClusterQueue deleted under a plan: test_cluster_queue_deleted_while_its_plan_...)
+        return {"at": at, "delete": {"kind": "LocalQueue", "namespace": "default",
+                                     "name": f"lq{draw(st.integers(0, n - 1))}"}}
     if kind == "lqstop":
         i = draw(st.integers(0, n - 1))
         return {"at": at, "apply": {"apiVersion": V2, "kind": "LocalQueue",
@@ -224,6 +228,12 @@ def plan_scenarios(draw: Any, max_cqs: int = 6, max_workloads: int = 14, max_cou
 @settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan_scenarios())
 def test_random_plan_edges_same_run_with_and_without_head_plans(data: dict[str, Any]) -> None:
+    assert_same(data)
+
+
+@settings(max_examples=_EXAMPLES // 3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plan_scenarios(max_cqs=8, max_workloads=30, max_count=10, max_events=8))
+def test_bigger_random_plan_edges_same_run_with_and_without_head_plans(data: dict[str, Any]) -> None:
     assert_same(data)
 
 
