@@ -178,22 +178,6 @@ class HeadPlan:
             return None
         return -1
 
-    def fits_now(self, h: _Head) -> bool:
-        """_Claimed.fits_flat with nothing claimed in the cycle: the head fits the quota as it is now."""
-        node, root = self.node, self.root
-        for fr, v in h.plain.items():
-            own = node.usage.get(fr, 0)
-            if root is None:
-                avail = node.subtree.get(fr, 0) - own
-            else:
-                avail = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
-                limit = node.borrowing.get(fr)
-                if limit is not None:
-                    avail = min(node.subtree.get(fr, 0) - max(0, own) + limit, avail)
-            if max(0, avail) < v:
-                return False
-        return True
-
     def park(self, record: _Record | None) -> None:
         """Park the head's bucket (as q.park(head, bulk=True)); `record`: the copies its quota message is
         made from, None when the message was set already."""

@@ -227,7 +227,7 @@ def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "
     None, and it stays as it was (what requeue does to an entry that lost its fit)."""
     _, plan, head, height = item
     node = plan.node
-    if not (plan.fits_now(head) if not claimed else claimed.fits_flat(node, node.parent or node, head.plain, [])):
+    if not claimed.fits_flat(node, node.parent or node, head.plain, []):
         head.wl.message = NO_LONGER_FITS
         plan.records[plan.pos] = None
         return None
