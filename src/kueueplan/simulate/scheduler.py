@@ -227,7 +227,10 @@ def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "
     None, and it stays as it was (what requeue does to an entry that lost its fit)."""
     _, plan, head, height = item
     node = plan.node
-    if not claimed.fits_flat(node, node.parent or node, head.plain, []):
+    root, fr = node.parent, head.fr
+    if (fr is not None and root is not None and not claimed
+            and head.plain[fr] > max(0, root.subtree.get(fr, 0) - root.usage.get(fr, 0))) \
+            or not claimed.fits_flat(node, root or node, head.plain, []):  # first: more than the cohort has free
         head.wl.message = NO_LONGER_FITS
         plan.records[plan.pos] = None
         return None
