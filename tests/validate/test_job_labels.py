@@ -93,3 +93,35 @@ def test_a_release_refuses_an_integration_it_does_not_register(tmp_path: Path, v
     assert found == ([] if not refused else
                      ["integrations.frameworks: 'sparkoperator.k8s.io/sparkapplication' is not an integration Kueue "
                       "knows in v0.16 (it was added in v0.17)"])
+
+
+def _kp417(tmp_path: Path, text: str, version: str | None = None, config: str = "") -> list[str]:
+    path = tmp_path / "job.yaml"
+    path.write_text(text + config)
+    return [f.message for f in validate([str(path)], policies=[], kueue_version=version).findings
+            if f.rule == "KP417"]
+
+
+def test_a_managed_sparkapplication_runs_in_cluster_mode_without_dynamic_allocation(tmp_path: Path,
+                                                                                     spark: str) -> None:
+    """sparkapplication_webhook.go validateCreate: Kueue's own example passes; client mode and dynamic
+    allocation are refused for a queued SparkApplication, not for one Kueue does not manage, nor before v0.17."""
+    assert _kp417(tmp_path, spark) == []
+    client = spark.replace("mode: cluster ", "mode: client ")
+    [message] = _kp417(tmp_path, client)
+    assert message.startswith("mode 'client': only Cluster mode is supported for a kueue managed job")
+    dynamic = spark.replace("  driver:\n", "  dynamicAllocation:\n    enabled: true\n  driver:\n")
+    [message] = _kp417(tmp_path, dynamic)
+    assert "can use dynamicAllocation only when the ElasticJobsViaWorkloadSlices" in message
+    unqueued = client.replace(f"  labels:\n    {QUEUE}: user-queue\n", "")
+    assert f"{QUEUE}" not in unqueued and _kp417(tmp_path, unqueued) == []
+    assert _kp417(tmp_path, client, "v0.16") == []
+
+
+def test_manage_jobs_without_queue_name_makes_a_sparkapplication_managed(tmp_path: Path, spark: str) -> None:
+    unqueued = spark.replace("mode: cluster ", "mode: client ").replace(f"  labels:\n    {QUEUE}: user-queue\n", "")
+    config = ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\n"
+              "data:\n  controller_manager_config.yaml: |\n    apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+              "    kind: Configuration\n    manageJobsWithoutQueueName: true\n    integrations:\n"
+              "      frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]\n")
+    assert len(_kp417(tmp_path, unqueued, config=config)) == 1

@@ -11,7 +11,8 @@ from typing import Any
 
 from kueueplan.kube.configschema import FRAMEWORK_BY_KIND, FRAMEWORK_KINDS, registered
 from kueueplan.validate import kueue
-from kueueplan.validate.configuration import release_of
+from kueueplan.kube.configuration import gate_on
+from kueueplan.validate.configuration import release_of, universe_configuration
 from kueueplan.validate.model import Context, Obj
 from kueueplan.kube.names import dns_subdomain_errors
 from kueueplan.validate.registry import Hit, rule
@@ -298,6 +299,88 @@ def ray_pod_sets(obj: Obj, ctx: Context) -> Iterator[Hit]:
         extra = " (head + workers + submitter)" if submitter else " (head + workers)"
         yield Hit(obj, base + ("workerGroupSpecs",), f"{total} pod sets{extra}; a Kueue Workload holds at most "
                                                      f"{kueue.MAX_POD_SETS}: merge worker groups")
+
+
+def _spark_managed(obj: Obj, ctx: Context) -> tuple[bool, bool]:
+    """(does Kueue's SparkApplication webhook treat it as managed: a queue name, or manageJobsWithoutQueueName;
+    is it an elastic job: workloadslicing.Enabled, the annotation "true" with ElasticJobsViaWorkloadSlices on)."""
+    effective = universe_configuration(ctx, obj)
+    if effective is None:
+        return managed(obj, ctx), False  # an unreadable Configuration: KP450 says why
+    config = effective.config
+    elastic = obj.annotations.get(kueue.ELASTIC_ANNOTATION) == "true" and \
+        gate_on(config.feature_gates, "ElasticJobsViaWorkloadSlices", effective.release)
+    return managed(obj, ctx) or bool(config.manage_jobs_without_queue_name), elastic
+
+
+@rule("KP417", "error", "4 webhook", kinds=("SparkApplication",))
+def spark_managed_mode(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A SparkApplication Kueue manages runs in cluster mode, with dynamic allocation only as an elastic job.
+
+    Kueue's SparkApplication webhook (pkg/controller/jobs/sparkapplication/sparkapplication_webhook.go
+    validateCreate, Kueue v0.17 on) refuses, for a job with a queue name or under manageJobsWithoutQueueName,
+    a `spec.mode` other than `cluster` ("only Cluster mode is supported for a kueue managed job"), and
+    `spec.dynamicAllocation.enabled: true` unless the job is elastic (`kueue.x-k8s.io/elastic-job: "true"` with
+    the ElasticJobsViaWorkloadSlices gate on; from v0.18 Kueue refuses that annotation on a SparkApplication, see
+    KP414, so a managed SparkApplication cannot use dynamic allocation at all). A mode left out is the Spark
+    operator's to default (cluster) and is not judged here.
+
+    Fails:
+
+    ```yaml
+    apiVersion: sparkoperator.k8s.io/v1beta2
+    kind: SparkApplication
+    metadata:
+      name: spark-pi
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      type: Scala
+      mode: client
+      sparkVersion: 4.0.0
+      image: spark:4.0.0
+      mainClass: org.apache.spark.examples.SparkPi
+      mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
+      dynamicAllocation:
+        enabled: true
+      driver: {coreRequest: "1", memory: 1g}
+      executor: {instances: 2, coreRequest: "1", memory: 1g}
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: sparkoperator.k8s.io/v1beta2
+    kind: SparkApplication
+    metadata:
+      name: spark-pi
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      type: Scala
+      mode: cluster
+      sparkVersion: 4.0.0
+      image: spark:4.0.0
+      mainClass: org.apache.spark.examples.SparkPi
+      mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
+      driver: {coreRequest: "1", memory: 1g}
+      executor: {instances: 2, coreRequest: "1", memory: 1g}
+    ```
+    """
+    if not registered(FRAMEWORK_BY_KIND[obj.kind], release_of(obj, ctx)):
+        return
+    is_managed, elastic = _spark_managed(obj, ctx)
+    if not is_managed:
+        return
+    mode = obj.spec.get("mode")
+    if mode is not None and mode != "cluster":
+        yield Hit(obj, ("spec", "mode"), f"mode {mode!r}: only Cluster mode is supported for a kueue managed job; "
+                                         "set spec.mode: cluster")
+    dynamic = obj.spec.get("dynamicAllocation")
+    if isinstance(dynamic, dict) and dynamic.get("enabled") is True and not elastic:
+        yield Hit(obj, ("spec", "dynamicAllocation", "enabled"),
+                  "a kueue managed job can use dynamicAllocation only when the ElasticJobsViaWorkloadSlices feature "
+                  "gate is on and the job is an elastic job: remove spec.dynamicAllocation or drop the queue name")
 
 
 @rule("KP414", "error", "4 webhook", kinds=FRAMEWORK_KINDS)
