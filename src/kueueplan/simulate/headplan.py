@@ -66,7 +66,8 @@ class HeadPlan:
     """A ClusterQueue queue's buckets in head order, parked or not (see the module docstring)."""
 
     __slots__ = ("plans", "cohort", "q", "name", "node", "root", "heads", "parked", "pos", "count", "ghosts",
-                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap", "detached")
+                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap", "detached",
+                 "cq", "flavors")
 
     def __init__(self, plans: "HeadPlans", cohort: "_Cohort", q: Any, node: Node, heads: list[_Head],
                  parked: list[bool], ghosts: list[Any], lower: bool) -> None:
@@ -76,6 +77,9 @@ class HeadPlan:
         self.name: str = q.name
         self.node = node
         self.root = node.parent
+        # the objects its nominations read: a configuration change replaces them before it writes the plan back
+        self.cq = plans.sim.cluster.cluster_queues[self.name]
+        self.flavors = plans.sim.flavors_of(self.name)
         self.heads = heads
         self.parked = parked
         self.count = sum(parked)
@@ -202,7 +206,8 @@ class HeadPlan:
             b.parked = parked
             b.verdict = None
             if record is not None:
-                h.wl.message = sim.deferred.defer_copies(h.wl, self.name, record[0], record[1], sim)
+                h.wl.message = sim.deferred.defer_copies(h.wl, self.cq, self.node, record[0], record[1],
+                                                         self.flavors)
         for g in self.ghosts:
             if self.ghost_count == 0:
                 b = buckets.get(g)
