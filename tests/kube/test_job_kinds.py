@@ -31,3 +31,16 @@ def test_simulator_frameworks_agree_with_kueue() -> None:
 
     assert set(SIMULATED) == set(JOB_KINDS)
     assert SIMULATED == {kind: fw for (_, kind), fw in FRAMEWORK_OF_KIND.items() if kind in JOB_KINDS}
+
+
+def test_each_release_ships_only_integrations_it_registers() -> None:
+    """INTEGRATION_SINCE agrees with every release's shipped integrations.frameworks: a default install never
+    names an integration its release lacks (kubeflow.org/mxjob, registered until v0.10, is not in INTEGRATIONS)."""
+    from kueueplan.kube.configschema import INTEGRATION_SINCE, registered
+    from kueueplan.kube.configuration import SHIPPED_FRAMEWORKS
+
+    assert set(INTEGRATION_SINCE) <= set(INTEGRATIONS)
+    for release, shipped in SHIPPED_FRAMEWORKS.items():
+        assert all(registered(fw, release) for fw in shipped if fw != "kubeflow.org/mxjob"), release
+    assert not registered("sparkoperator.k8s.io/sparkapplication", (0, 16))
+    assert registered("sparkoperator.k8s.io/sparkapplication", (0, 17, 2))

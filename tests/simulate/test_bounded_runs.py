@@ -1,5 +1,5 @@
-"""A run without `until` ends even when Kueue itself would go on forever (runs are bounded in time: kueueplan runs
-in CI on pull requests)."""
+"""A run ends even when Kueue itself would go on forever (runs are bounded in time: kueueplan runs in CI on pull
+requests): without `until` when only a loop is left, with `until` once a workload has been evicted 1,000 times."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from pathlib import Path
 
 import yaml
 
-from kueueplan.simulate.engine import MAX_FLAPPING_INSTANTS, simulate
+from kueueplan.simulate.engine import MAX_EVICTIONS_PER_WORKLOAD, MAX_FLAPPING_INSTANTS, simulate
 from kueueplan.simulate.scenario import scenario_from_dict
 
 DATA = Path(__file__).parent / "data"
+SCENARIOS = Path(__file__).parent / "scenarios"
 
 
 def _flapping_forever(until: str | None = None) -> dict:
@@ -33,3 +34,24 @@ def test_with_until_the_same_run_goes_to_its_horizon_without_the_stop() -> None:
     assert sim.now == 120_000
     assert not any("stopped here" in w for w in sim.warnings)
     assert any("preemptions undo each other" in w for w in sim.warnings)
+
+
+def test_with_an_until_of_ten_years_the_loop_stops_once_a_workload_was_evicted_a_thousand_times() -> None:
+    """A hostile `until` cannot make the run last for days: the loop preempts the same workload every second."""
+    sim = simulate(scenario_from_dict(_flapping_forever(until="87600h")))
+    stopped = [w for w in sim.warnings if "stopped here, before `until`" in w]
+    most = max(sim.workloads, key=lambda w: w.evictions)
+    assert len(stopped) == 1 and f"{most.key} was evicted {most.evictions:,} times" in stopped[0], sim.warnings[-1:]
+    assert MAX_EVICTIONS_PER_WORKLOAD <= most.evictions <= MAX_EVICTIONS_PER_WORKLOAD + 2  # checked per instant
+    assert sim.now < MAX_EVICTIONS_PER_WORKLOAD * 1000  # a few evictions a second: far before the horizon
+
+
+def test_pods_never_ready_with_a_long_until_stops_the_same_way() -> None:
+    """waitForPodsReady requeueing forever (no backoffLimitCount): without `until` the run stops as soon as only
+    that loop is left; with an `until` of 30 years, once the workload was evicted 1,000 times."""
+    data = yaml.safe_load((SCENARIOS / "cfg-wait-for-pods-ready-endless-requeue-stops.yaml").read_text())["scenario"]
+    data["spec"]["until"] = "262800h"
+    sim = simulate(scenario_from_dict(data))
+    stuck = next(w for w in sim.workloads if w.key == "default/stuck")
+    assert stuck.evictions == MAX_EVICTIONS_PER_WORKLOAD
+    assert any("stopped here, before `until`: default/stuck was evicted 1,000 times" in w for w in sim.warnings)

@@ -115,6 +115,45 @@ def test_a_kind_kueue_does_not_integrate_bypasses_even_with_a_queue(tmp_path: Pa
     assert "kubeflow.org/pytorchjob is not in integrations.frameworks" in f.message
 
 
+def spark_application(name: str, labels: str = "{}") -> str:
+    """A minimal valid SparkApplication (cluster mode, one driver, one executor) in team-a."""
+    return (f"apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata:\n  name: {name}\n"
+            f"  namespace: team-a\n  labels: {labels}\nspec:\n  type: Scala\n  mode: cluster\n"
+            "  sparkVersion: 4.0.0\n  image: spark:4.0.0\n  mainClass: org.apache.spark.examples.SparkPi\n"
+            "  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar\n"
+            "  driver: {coreRequest: '1', memory: 1g}\n  executor: {instances: 2, coreRequest: '1', memory: 1g}\n")
+
+
+def test_a_sparkapplication_whose_integration_is_disabled_bypasses(tmp_path: Path) -> None:
+    """Kueue registers sparkoperator.k8s.io/sparkapplication from v0.17 but ships it disabled: a queued
+    SparkApplication then runs outside every quota."""
+    queued = spark_application("pi", labels="{kueue.x-k8s.io/queue-name: q}")
+    jobs_only = config("manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [batch/job]\n")
+    [f] = hits(run(tmp_path, REQUIRE_QUEUE, jobs_only, namespace("team-a"), queued), "KP620")
+    assert f.object == "SparkApplication/team-a/pi"
+    assert "sparkoperator.k8s.io/sparkapplication is not in integrations.frameworks" in f.message
+    # the release's defaults leave it out as well
+    [f] = hits(run(tmp_path, REQUIRE_QUEUE, namespace("team-a"), queued), "KP620")
+    assert "sparkapplication is not in integrations.frameworks" in f.message and "Kueue's defaults" in f.message
+    enabled = config("integrations:\n  frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]\n")
+    assert hits(run(tmp_path, REQUIRE_QUEUE, enabled, namespace("team-a"), queued), "KP620") == []
+    # manageJobsWithoutQueueName covers one without a queue name, as for every integration
+    managed = config("manageJobsWithoutQueueName: true\nintegrations:\n"
+                     "  frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]\n")
+    assert hits(run(tmp_path, REQUIRE_QUEUE, managed, namespace("team-a"), spark_application("bare")), "KP620") == []
+    [f] = hits(run(tmp_path, REQUIRE_QUEUE, enabled, namespace("team-a"), spark_application("bare")), "KP620")
+    assert "manageJobsWithoutQueueName is false" in f.message
+
+
+def test_a_release_without_the_sparkapplication_integration_ignores_it(tmp_path: Path) -> None:
+    enabled = config("integrations:\n  frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]\n")
+    queued = spark_application("pi", labels="{kueue.x-k8s.io/queue-name: q}")
+    result = run(tmp_path, REQUIRE_QUEUE, enabled, namespace("team-a"), queued, kueue_version="v0.16")
+    [f] = hits(result, "KP620")
+    assert "Kueue v0.16 has no sparkoperator.k8s.io/sparkapplication integration" in f.message
+    assert hits(result, "KP452")  # and that Configuration stops a v0.16 manager
+
+
 def test_the_selector_gates_labelled_jobs_too_from_kueue_v0_15(tmp_path: Path) -> None:
     selector = config("""
 managedJobsNamespaceSelector:

@@ -9,13 +9,11 @@ from functools import cached_property
 from kueueplan.errors import KueueplanError
 from kueueplan.spec.load import Entry, Platform
 from kueueplan.kube.names import is_dns_label
-from kueueplan.kube.podsets import JOB_KINDS
+from kueueplan.kube.apiversion import TEAM_LABEL
+from kueueplan.kube.podsets import JOB_KINDS, PRIORITY_LABEL, QUEUE_LABEL
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueueplan"}
-TEAM_LABEL = "kueueplan.io/team"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Apply order for GitOps: cluster-scoped building blocks, then ClusterQueues, LocalQueues, workloads.
 # Topologies come first: a ResourceFlavor naming a missing one keeps its ClusterQueues inactive (TopologyNotFound).

@@ -7,7 +7,8 @@ v0.19.2 (and of component-base's LeaderElectionConfiguration); a free-form map (
 outputs, resourceWeights, label selectors) is not descended into.
 
 Public API: `unknown_fields(data, api_version) -> [(path, field)]`, `INTEGRATIONS` (every framework name Kueue
-v0.19.2 registers, pkg/controller/jobs/*), `FRAMEWORK_OF_KIND`.
+v0.19.2 registers, pkg/controller/jobs/*), `FRAMEWORK_OF_KIND` / `FRAMEWORK_BY_KIND`, `registered(framework,
+release)` (INTEGRATION_SINCE: from which release an integration exists).
 """
 
 from __future__ import annotations
@@ -127,8 +128,24 @@ FRAMEWORK_OF_KIND = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
     ("sparkoperator.k8s.io", "SparkApplication"): "sparkoperator.k8s.io/sparkapplication",
 }
+# The same by kind alone (no two integrations share a kind name), in FRAMEWORK_OF_KIND's order.
+FRAMEWORK_BY_KIND = {kind: framework for (_, kind), framework in FRAMEWORK_OF_KIND.items()}
 # Every kind some integration manages, in FRAMEWORK_OF_KIND's order.
-FRAMEWORK_KINDS = tuple(kind for _, kind in FRAMEWORK_OF_KIND)
+FRAMEWORK_KINDS = tuple(FRAMEWORK_BY_KIND)
+# The first release whose manager registers an integration (pkg/controller/jobs/*: FrameworkName, read at each
+# minor's .0 tag); the others are registered by every release kueueplan models (v0.8 on). Before it, the kind has
+# no Kueue webhook or reconciler, and a Configuration naming it stops the manager (validateIntegrations).
+INTEGRATION_SINCE: dict[str, tuple[int, int]] = {
+    "deployment": (0, 9), "statefulset": (0, 9),
+    "leaderworkerset.x-k8s.io/leaderworkerset": (0, 11), "workload.codeflare.dev/appwrapper": (0, 11),
+    "kubeflow.org/jaxjob": (0, 12), "trainer.kubeflow.org/trainjob": (0, 14),
+    "ray.io/rayservice": (0, 17), "sparkoperator.k8s.io/sparkapplication": (0, 17),
+}
+
+
+def registered(framework: str, release: tuple[int, ...]) -> bool:
+    """Does this release's manager register the integration (INTEGRATION_SINCE)?"""
+    return tuple(release[:2]) >= INTEGRATION_SINCE.get(framework, (0, 0))
 
 
 _GO_DURATION = r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$"

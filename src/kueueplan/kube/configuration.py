@@ -236,6 +236,7 @@ GATE_ON_FROM = {
     "MultiKueue": (0, 9),  # alpha (off) in v0.6-v0.8, beta (on) from v0.9
     "TopologyAwareScheduling": (0, 14),  # beta, on by default
     "AssignQueueLabelsForPods": (0, 17),  # beta
+    "ElasticJobsViaWorkloadSlices": (0, 18),  # beta
 }
 
 

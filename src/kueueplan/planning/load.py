@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.podsets import QUEUE_LABEL
 from kueueplan.kube.quantity import canonical, parse_quantity
 from kueueplan.simulate.scenario import MAX_WORKLOADS, parse_duration
 from kueueplan.planning.sampling import Duration, parse_rate, weighted_choice
@@ -246,7 +247,7 @@ def profile_entries(profile: Mapping[str, Any], rng: random.Random, file: str) -
 def _profile_workload(w: Mapping[str, Any], rng: random.Random, name: str) -> tuple[dict[str, Any], int]:
     kind = w.get("type")
     t = w.get("template") or {}
-    labels = {"kueue.x-k8s.io/queue-name": str(w["localQueue"])}
+    labels = {QUEUE_LABEL: str(w["localQueue"])}
     if w.get("priorityClass"):
         labels["kueue.x-k8s.io/priority-class"] = str(w["priorityClass"])
     meta = {"name": name, "namespace": str(w.get("namespace") or "default"), "labels": labels}
@@ -265,7 +266,7 @@ def _profile_workload(w: Mapping[str, Any], rng: random.Random, name: str) -> tu
                     for r in t.get("replicatedJobs") or []]
         if not pod_sets:
             raise KueueplanError(f"{name}: a JobSet template needs replicatedJobs")
-        spec: dict[str, Any] = {"queueName": labels["kueue.x-k8s.io/queue-name"], "podSets": pod_sets}
+        spec: dict[str, Any] = {"queueName": labels[QUEUE_LABEL], "podSets": pod_sets}
         if w.get("priorityClass"):
             spec["priorityClassName"] = str(w["priorityClass"])
             spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass"

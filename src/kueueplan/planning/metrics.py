@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kueueplan.kube.apiversion import TEAM_LABEL
 from kueueplan.simulate.engine import Simulation
 from kueueplan.simulate.result import expectation_results
 from kueueplan.simulate.scenario import Scenario
@@ -89,7 +90,7 @@ def _teams(sim: Simulation) -> dict[str, str]:
     for data, _, _ in sim.scenario.manifests:
         if data.get("kind") == "Namespace":
             meta = data.get("metadata") or {}
-            team = (meta.get("labels") or {}).get("kueueplan.io/team")
+            team = (meta.get("labels") or {}).get(TEAM_LABEL)
             if team and meta.get("name"):
                 out[str(meta["name"])] = str(team)
     return out

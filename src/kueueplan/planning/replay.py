@@ -23,6 +23,7 @@ from kueueplan.kube import yamlio
 from kueueplan.kube.objects import list_items
 from kueueplan.planning.history import history_entries, read_history
 from kueueplan.planning.source import ScenarioSource
+from kueueplan.simulate.scenario import is_scenario
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,6 @@ class Load:
     @property
     def description(self) -> str:
         return f"{len(self.entries)} workload(s) from {', '.join(self.files)}"
-
-
-def _is_scenario(data: Any) -> bool:
-    return isinstance(data, Mapping) and data.get("kind") == "Scenario" \
-        and data.get("apiVersion") in (None, KUEUEPLAN_API)
 
 
 def _has_workloads(data: Any) -> bool:
@@ -69,7 +65,7 @@ def read_load(paths: Iterable[Path]) -> Load:
         yamlio.refuse_linked_out(path)
         files.append(str(path))
         docs = [d for d in yamlio.load_file(path) if d.data is not None]
-        if len(docs) == 1 and _is_scenario(docs[0].data):
+        if len(docs) == 1 and is_scenario(docs[0].data):
             source = ScenarioSource.load(path)
             entries, notes = source.load_entries()
             extra += entries

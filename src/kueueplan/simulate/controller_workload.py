@@ -183,6 +183,9 @@ class WorkloadController:
         cq = wl.cluster_queue
         self._release(wl)
         wl.evictions += 1
+        self.evicted += 1  # the run's bounds (engine._evicted_too_often)
+        if self.most_evicted is None or wl.evictions > self.most_evicted.evictions:
+            self.most_evicted = wl
         if preempted_by is not None:
             self.emit("Preempted", wl, by=preempted_by.key, reason=reason)
             wl.message = f"preempted by {preempted_by.key} ({reason})"

@@ -42,6 +42,10 @@ MAX_CYCLES_PER_INSTANT = 1_000_000
 # Instants at which preemptions undid each other (each reported in `warnings`) before a run without `until` stops:
 # such a run can otherwise go on forever (e.g. one workload preempted and re-admitted every second).
 MAX_FLAPPING_INSTANTS = 1_000
+# With `until` a run follows such loops to its horizon, but stops once one workload has been evicted this many
+# times (a horizon of years on a loop of seconds would run for days); any run stops after MAX_EVICTIONS.
+MAX_EVICTIONS_PER_WORKLOAD = 1_000
+MAX_EVICTIONS = 1_000_000
 _HASH_MASK = (1 << 64) - 1
 HEAD_PLANS = True  # headplan.py; off in tests that compare a run with the usual path
 
@@ -94,6 +98,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []
         self._flapping = 0  # instants at which flapping was reported (MAX_FLAPPING_INSTANTS)
+        self.evicted = 0  # evictions so far (MAX_EVICTIONS)
+        self.most_evicted: SimWorkload | None = None  # the workload evicted most often (MAX_EVICTIONS_PER_WORKLOAD)
         self._timer_seq = 0
         self._reserve_seq = 0
         self._deleting_cqs: set[str] = set()
@@ -165,12 +171,30 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
                                      f"{MAX_FLAPPING_INSTANTS:,} instants, and Kueue would go on evicting and "
                                      "re-admitting the same workloads; set `until` to follow it further")
                 break
+            if self._evicted_too_often(until):
+                until = None  # the run ends here, not at its horizon
+                break
         if until is not None:
             self.now = max(self.now, until)
         self.plans.materialize_all()
         self.deferred.resolve()
         self._explain_waiting()
         return self
+
+    def _evicted_too_often(self, until: int | None) -> bool:
+        """Stop (with a warning) past MAX_EVICTIONS evictions, or, with `until`, once a workload has been evicted
+        MAX_EVICTIONS_PER_WORKLOAD times: the bounds on a run that evicts and requeues the same workloads."""
+        at = ms_to_seconds(self.now)
+        most = self.most_evicted
+        if until is not None and most is not None and most.evictions >= MAX_EVICTIONS_PER_WORKLOAD:
+            self.warnings.append(f"t={at}s: stopped here, before `until`: {most.key} was evicted "
+                                 f"{most.evictions:,} times, and Kueue would go on evicting and requeueing it")
+            return True
+        if self.evicted >= MAX_EVICTIONS:
+            self.warnings.append(f"t={at}s: stopped here: {self.evicted:,} evictions; simulate a shorter span "
+                                 "(`until`) or fewer workloads")
+            return True
+        return False
 
     def _only_repeating(self) -> bool:
         """Only waitForPodsReady timeouts and backoffs at their cap are left: the run would repeat forever."""

@@ -66,7 +66,8 @@ class HeadPlan:
     """A ClusterQueue queue's buckets in head order, parked or not (see the module docstring)."""
 
     __slots__ = ("plans", "cohort", "q", "name", "node", "root", "heads", "parked", "pos", "count", "ghosts",
-                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap", "detached")
+                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap", "detached",
+                 "cq", "flavors")
 
     def __init__(self, plans: "HeadPlans", cohort: "_Cohort", q: Any, node: Node, heads: list[_Head],
                  parked: list[bool], ghosts: list[Any], lower: bool) -> None:
@@ -76,6 +77,9 @@ class HeadPlan:
         self.name: str = q.name
         self.node = node
         self.root = node.parent
+        # the objects its nominations read: a configuration change replaces them before it writes the plan back
+        self.cq = plans.sim.cluster.cluster_queues[self.name]
+        self.flavors = plans.sim.flavors_of(self.name)
         self.heads = heads
         self.parked = parked
         self.count = sum(parked)
@@ -178,22 +182,6 @@ class HeadPlan:
             return None
         return -1
 
-    def fits_now(self, h: _Head) -> bool:
-        """_Claimed.fits_flat with nothing claimed in the cycle: the head fits the quota as it is now."""
-        node, root = self.node, self.root
-        for fr, v in h.plain.items():
-            own = node.usage.get(fr, 0)
-            if root is None:
-                avail = node.subtree.get(fr, 0) - own
-            else:
-                avail = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
-                limit = node.borrowing.get(fr)
-                if limit is not None:
-                    avail = min(node.subtree.get(fr, 0) - max(0, own) + limit, avail)
-            if max(0, avail) < v:
-                return False
-        return True
-
     def park(self, record: _Record | None) -> None:
         """Park the head's bucket (as q.park(head, bulk=True)); `record`: the copies its quota message is
         made from, None when the message was set already."""
@@ -218,7 +206,8 @@ class HeadPlan:
             b.parked = parked
             b.verdict = None
             if record is not None:
-                h.wl.message = sim.deferred.defer_copies(h.wl, self.name, record[0], record[1], sim)
+                h.wl.message = sim.deferred.defer_copies(h.wl, self.cq, self.node, record[0], record[1],
+                                                         self.flavors)
         for g in self.ghosts:
             if self.ghost_count == 0:
                 b = buckets.get(g)

@@ -208,7 +208,9 @@ class ClusterQueueQueue:
             bucket.verdict = verdict
             if verdict is None:
                 return []
-            return [w for _, token, w in bucket.heap if w is not wl and self.members.get(w.key, (None, -1))[1] == token]
+            # in queue order: the heap's array order depends on how often its head was parked before
+            return sorted((w for _, token, w in bucket.heap
+                           if w is not wl and self.members.get(w.key, (None, -1))[1] == token), key=_order)
         self.inadmissible[wl.key] = wl
         return []
 

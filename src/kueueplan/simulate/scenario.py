@@ -164,6 +164,12 @@ def scenario_from_document(doc: yamlio.Document, path: Path | None) -> Scenario:
 
 
 @without_cycle_collector
+def is_scenario(data: Any) -> bool:
+    """A kueueplan Scenario document (its apiVersion may be left out)."""
+    return isinstance(data, Mapping) and data.get("kind") == "Scenario" \
+        and data.get("apiVersion") in (None, KUEUEPLAN_API)
+
+
 def scenario_from_dict(data: Mapping[str, Any], file: str = "<scenario>", base: Path | None = None,
                        origins: list[tuple[str, int | None]] | None = None) -> Scenario:
     """Build a Scenario from an in-memory dict (e.g. `compile.scenario_for`); base resolves manifestFiles;

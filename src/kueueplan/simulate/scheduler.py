@@ -227,7 +227,10 @@ def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "
     None, and it stays as it was (what requeue does to an entry that lost its fit)."""
     _, plan, head, height = item
     node = plan.node
-    if not (plan.fits_now(head) if not claimed else claimed.fits_flat(node, node.parent or node, head.plain, [])):
+    root, fr = node.parent, head.fr
+    if (fr is not None and root is not None and not claimed
+            and head.plain[fr] > max(0, root.subtree.get(fr, 0) - root.usage.get(fr, 0))) \
+            or not claimed.fits_flat(node, root or node, head.plain, []):  # first: more than the cohort has free
         head.wl.message = NO_LONGER_FITS
         plan.records[plan.pos] = None
         return None
@@ -344,13 +347,14 @@ class DeferredMessages:
                                  sim.flavors_of(cq_name))
         return token
 
-    def defer_copies(self, wl: SimWorkload, cq_name: str, usage: dict[FR, int], shared: dict[FR, int] | None,
-                     sim: Simulation) -> str:
-        """defer() with the copies a HeadPlan took when it parked the head (headplan.py)."""
+    def defer_copies(self, wl: SimWorkload, cq: Any, node: Node, usage: dict[FR, int],
+                     shared: dict[FR, int] | None, flavors: Any) -> str:
+        """defer() with what a HeadPlan kept when it parked the head (headplan.py): the ClusterQueue, its node
+        and flavors the nomination read (a configuration change may have replaced them since) and copies of
+        the usage it saw."""
         self._count += 1
         token = f"\0deferred quota message {self._count}"
-        self._pending[wl.key] = (token, wl, sim.cluster.cluster_queues[cq_name], sim.tree.cqs[cq_name], usage,
-                                 shared, sim.flavors_of(cq_name))
+        self._pending[wl.key] = (token, wl, cq, node, usage, shared, flavors)
         return token
 
     def resolve(self) -> None:

@@ -8,11 +8,10 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kueueplan.kube.podsets import PRIORITY_LABEL, QUEUE_LABEL
 from kueueplan.kube.quantity import QuantityError, canonical, parse_quantity
 from kueueplan.validate.model import Obj
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 ELASTIC_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 MAX_POD_SETS = 18

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kueueplan.kube.apiversion import TEAM_LABEL
 from kueueplan.kube.podsets import JOB_KINDS
 from kueueplan.validate.model import Obj, make_obj
 
@@ -22,7 +23,6 @@ _SOURCES = {
     **dict.fromkeys(JOB_KINDS, ("Workload",)),
     "Topology": ("Topology",), "MultiKueueCluster": ("MultiKueueCluster",), "MultiKueueConfig": ("AdmissionCheck",),
 }
-TEAM_LABEL = "kueueplan.io/team"
 
 
 def compiled_objects(folder: Path) -> list[Obj]:

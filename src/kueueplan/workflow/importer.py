@@ -25,19 +25,17 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from kueueplan.compile.context import TEAM_LABEL
 from kueueplan.compile.kueue import generated_selector
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.apiversion import KUEUEPLAN_API
+from kueueplan.kube.apiversion import KUEUEPLAN_API, TEAM_LABEL
+from kueueplan.kube.podsets import PRIORITY_LABEL, QUEUE_LABEL
 from kueueplan.kube.configuration import CONFIGMAP_KEY, CONFIGMAP_NAME, DEFAULT_NAMESPACE
 from kueueplan.kube.objects import KUEUE_GROUP, MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER, api_version_of, read_object
 from kueueplan.simulate.load import ANNOTATIONS as LOAD_ANNOTATIONS
 from kueueplan.spec.models import VERBATIM_KINDS
 from kueueplan.workflow.manifests import MODELLED_SPEC, clean, key_of, key_text
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 NAME_LABEL = "kubernetes.io/metadata.name"
 # (group, kind) of every job kind build writes: import turns these into spec Workloads.
 WORKLOAD_KINDS = {(api_version.rpartition("/")[0], kind) for kind, api_version in API_VERSIONS.items()}

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kueueplan.errors import KueueplanError
-from kueueplan.kube.apiversion import KUEUEPLAN_API
 from kueueplan.kube.yamlio import Document
+from kueueplan.simulate.scenario import is_scenario
 from kueueplan.workflow.diff import SimRun
 from kueueplan.workflow.manifests import documents_from_text, is_spec_document, load_documents, read_stdin_text
 from kueueplan.workflow.sources import Side
@@ -83,10 +83,6 @@ def _requests(sim: Any) -> dict[str, str]:
 
     return {wl.key: ", ".join(f"{r} {format_resource_value(r, v)}" for r, v in total_requests(wl.spec.pod_sets).items())
             for wl in sim.workloads}
-
-
-def is_scenario(data: Any) -> bool:
-    return isinstance(data, dict) and data.get("kind") == "Scenario" and data.get("apiVersion") in (None, KUEUEPLAN_API)
 
 
 def _kueueplan_document(data: Any) -> bool:

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kueueplan.errors import KueueplanError
+from kueueplan.kube.apiversion import TEAM_LABEL
 from kueueplan.kube.objects import Cluster, read_cluster
 from kueueplan.kube.yamlio import Document
 from kueueplan.workflow.manifests import is_spec_document, load_documents
 
-TEAM_LABEL = "kueueplan.io/team"
 
 
 @dataclass

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kueueplan.kube.configschema import (DURATION_PATHS, FRAMEWORK_KINDS, FRAMEWORK_OF_KIND, INTEGRATIONS, V1BETA1,
-                                         V1BETA2, too_new_fields, unknown_fields)
+from kueueplan.kube.configschema import (DURATION_PATHS, FRAMEWORK_KINDS, FRAMEWORK_OF_KIND, INTEGRATION_SINCE,
+                                         INTEGRATIONS, V1BETA1, V1BETA2, registered, too_new_fields, unknown_fields)
 from kueueplan.kube.configuration import parse_go_duration
 from kueueplan.validate import kueue
 from kueueplan.validate.configuration import read, release_of, universe_configuration
@@ -253,11 +253,13 @@ def integrations_known(obj: Obj, ctx: Context) -> Iterator[Hit]:
     integrations = _map(data, "integrations")
     frameworks = integrations.get("frameworks")
     seen: set[str] = set()
-    # kubeflow.org/mxjob was registered until v0.10 (removed in v0.11).
-    known = INTEGRATIONS + (("kubeflow.org/mxjob",) if release_of(obj, ctx) < (0, 11) else ())
+    # kubeflow.org/mxjob was registered until v0.10 (removed in v0.11); newer integrations from INTEGRATION_SINCE.
+    release = release_of(obj, ctx)
+    known = tuple(name for name in INTEGRATIONS if registered(name, release)) + \
+        (("kubeflow.org/mxjob",) if release < (0, 11) else ())
     for i, name in enumerate(frameworks if isinstance(frameworks, list) else []):
         if name not in known:
-            hint = _framework_hint(str(name))
+            hint = _framework_hint(str(name), release)
             yield Hit(view, ("integrations", "frameworks", i),
                       f"integrations.frameworks: {name!r} is not an integration Kueue knows{hint}")
         elif name in seen:
@@ -270,7 +272,10 @@ def integrations_known(obj: Obj, ctx: Context) -> Iterator[Hit]:
                       f"integrations.externalFrameworks: {name!r} must be Kind.version.group (e.g. Foo.v1.example.com)")
 
 
-def _framework_hint(name: str) -> str:
+def _framework_hint(name: str, release: tuple[int, int]) -> str:
+    since = INTEGRATION_SINCE.get(name)
+    if since is not None and release < since:
+        return f" in v{release[0]}.{release[1]} (it was added in v{since[0]}.{since[1]})"
     for (group, kind), framework in FRAMEWORK_OF_KIND.items():
         if name.lower() in (kind.lower(), f"{kind}.{group}".lower()):
             return f" (for {kind} write {framework!r})"

@@ -9,23 +9,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kueueplan.kube.configschema import FRAMEWORK_KINDS
+from kueueplan.kube.configschema import FRAMEWORK_BY_KIND, FRAMEWORK_KINDS, registered
 from kueueplan.validate import kueue
+from kueueplan.kube.configuration import gate_on
+from kueueplan.validate.configuration import release_of, universe_configuration
 from kueueplan.validate.model import Context, Obj
 from kueueplan.kube.names import dns_subdomain_errors
 from kueueplan.validate.registry import Hit, rule
 
 _RAY = ("RayJob", "RayCluster", "RayService")
-# The kinds of Kueue's integrations (SparkApplication was never among KP414's).
-_JOBS = tuple(kind for kind in FRAMEWORK_KINDS if kind != "SparkApplication")
 
 
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 # jobframework validateCreateForPrebuiltWorkload: the integrations that support prebuilt Workloads.
 PREBUILT_KINDS = ("Job", "JobSet", "TFJob", "PaddleJob", "PyTorchJob", "XGBoostJob", "TrainJob", "MPIJob", "RayJob",
                   "RayCluster", "RayService", "Pod", "AppWrapper")
-# Elastic (workload-slice) jobs: batch Jobs and Ray clusters.
-ELASTIC_KINDS = ("Job", "RayCluster", "RayJob")
+# jobframework supportedElasticJobGVKs: the kinds that may be elastic (workload-slice) jobs. From v0.18
+# ValidateJobOnCreate refuses `elastic-job: "true"` on any other kind; in v0.17 only the SparkApplication webhook
+# did, and only with the then-alpha ElasticJobsViaWorkloadSlices gate on (off by default).
+ELASTIC_KINDS = ("Job", "RayCluster", "RayJob", "RayService")
+ELASTIC_CHECKED_FROM = (0, 18)
 POD_GROUP = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 
@@ -298,12 +301,97 @@ def ray_pod_sets(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                                      f"{kueue.MAX_POD_SETS}: merge worker groups")
 
 
-@rule("KP414", "error", "4 webhook", kinds=_JOBS)
+def _spark_managed(obj: Obj, ctx: Context) -> tuple[bool, bool]:
+    """(does Kueue's SparkApplication webhook treat it as managed: a queue name, or manageJobsWithoutQueueName;
+    is it an elastic job: workloadslicing.Enabled, the annotation "true" with ElasticJobsViaWorkloadSlices on)."""
+    effective = universe_configuration(ctx, obj)
+    if effective is None:
+        return managed(obj, ctx), False  # an unreadable Configuration: KP450 says why
+    config = effective.config
+    elastic = obj.annotations.get(kueue.ELASTIC_ANNOTATION) == "true" and \
+        gate_on(config.feature_gates, "ElasticJobsViaWorkloadSlices", effective.release)
+    return managed(obj, ctx) or bool(config.manage_jobs_without_queue_name), elastic
+
+
+@rule("KP417", "error", "4 webhook", kinds=("SparkApplication",))
+def spark_managed_mode(obj: Obj, ctx: Context) -> Iterator[Hit]:
+    """A SparkApplication Kueue manages runs in cluster mode, with dynamic allocation only as an elastic job.
+
+    Kueue's SparkApplication webhook (pkg/controller/jobs/sparkapplication/sparkapplication_webhook.go
+    validateCreate, Kueue v0.17 on) refuses, for a job with a queue name or under manageJobsWithoutQueueName,
+    a `spec.mode` other than `cluster` ("only Cluster mode is supported for a kueue managed job"), and
+    `spec.dynamicAllocation.enabled: true` unless the job is elastic (`kueue.x-k8s.io/elastic-job: "true"` with
+    the ElasticJobsViaWorkloadSlices gate on; from v0.18 Kueue refuses that annotation on a SparkApplication, see
+    KP414, so a managed SparkApplication cannot use dynamic allocation at all). A mode left out is the Spark
+    operator's to default (cluster) and is not judged here.
+
+    Fails:
+
+    ```yaml
+    apiVersion: sparkoperator.k8s.io/v1beta2
+    kind: SparkApplication
+    metadata:
+      name: spark-pi
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      type: Scala
+      mode: client
+      sparkVersion: 4.0.0
+      image: spark:4.0.0
+      mainClass: org.apache.spark.examples.SparkPi
+      mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
+      dynamicAllocation:
+        enabled: true
+      driver: {coreRequest: "1", memory: 1g}
+      executor: {instances: 2, coreRequest: "1", memory: 1g}
+    ```
+
+    Passes:
+
+    ```yaml
+    apiVersion: sparkoperator.k8s.io/v1beta2
+    kind: SparkApplication
+    metadata:
+      name: spark-pi
+      labels:
+        kueue.x-k8s.io/queue-name: user-queue
+    spec:
+      type: Scala
+      mode: cluster
+      sparkVersion: 4.0.0
+      image: spark:4.0.0
+      mainClass: org.apache.spark.examples.SparkPi
+      mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
+      driver: {coreRequest: "1", memory: 1g}
+      executor: {instances: 2, coreRequest: "1", memory: 1g}
+    ```
+    """
+    if not registered(FRAMEWORK_BY_KIND[obj.kind], release_of(obj, ctx)):
+        return
+    is_managed, elastic = _spark_managed(obj, ctx)
+    if not is_managed:
+        return
+    mode = obj.spec.get("mode")
+    if mode is not None and mode != "cluster":
+        yield Hit(obj, ("spec", "mode"), f"mode {mode!r}: only Cluster mode is supported for a kueue managed job; "
+                                         "set spec.mode: cluster")
+    dynamic = obj.spec.get("dynamicAllocation")
+    if isinstance(dynamic, dict) and dynamic.get("enabled") is True and not elastic:
+        yield Hit(obj, ("spec", "dynamicAllocation", "enabled"),
+                  "a kueue managed job can use dynamicAllocation only when the ElasticJobsViaWorkloadSlices feature "
+                  "gate is on and the job is an elastic job: remove spec.dynamicAllocation or drop the queue name")
+
+
+@rule("KP414", "error", "4 webhook", kinds=FRAMEWORK_KINDS)
 def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """A job's Kueue labels are invalid: queue-name, max-exec-time, prebuilt-workload-name, elastic-job.
 
+    Every integration's webhook runs jobframework ValidateJobOnCreate, with or without a queue name:
     queue-name must be a DNS subdomain; max-exec-time-seconds an integer > 0; prebuilt-workload-name a DNS
-    subdomain on a kind that supports prebuilt Workloads; the elastic-job annotation only on Job / Ray kinds.
+    subdomain on a kind that supports prebuilt Workloads; `elastic-job: "true"` only on Job / Ray kinds (from
+    Kueue v0.18). A kind is checked from the release that registers its integration (SparkApplication and
+    RayService: v0.17); before that no Kueue webhook sees it.
 
     Fails:
 
@@ -343,6 +431,9 @@ def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
             image: busybox
     ```
     """
+    release = release_of(obj, ctx)
+    if not registered(FRAMEWORK_BY_KIND[obj.kind], release):
+        return
     queue = obj.labels.get(kueue.QUEUE_LABEL)
     if isinstance(queue, str):
         for err in dns_subdomain_errors(queue):
@@ -362,7 +453,9 @@ def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
             yield Hit(obj, path, f"{PREBUILT} is not supported for kind {obj.kind}")
         for err in dns_subdomain_errors(str(prebuilt)):
             yield Hit(obj, path, f"{PREBUILT} {prebuilt!r}: {err}")
-    if kueue.ELASTIC_ANNOTATION in obj.annotations and obj.kind not in ELASTIC_KINDS:
+    # workloadslicing.Enabled: exactly "true", with the gate (on by default from v0.18)
+    if obj.annotations.get(kueue.ELASTIC_ANNOTATION) == "true" and release >= ELASTIC_CHECKED_FROM and \
+            obj.kind not in ELASTIC_KINDS:
         yield Hit(obj, ("metadata", "annotations", kueue.ELASTIC_ANNOTATION),
                   f"{kueue.ELASTIC_ANNOTATION} is not supported for kind {obj.kind} (only {', '.join(ELASTIC_KINDS)})")
 

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kueueplan.validate.regex import compile_regex, escape as regex_escape
-from kueueplan.kube.configschema import FRAMEWORK_OF_KIND
+from kueueplan.kube.configschema import FRAMEWORK_BY_KIND, registered
 from kueueplan.validate import kueue
 from kueueplan.validate.model import Context, Obj
 from kueueplan.validate.registry import Hit, rule
@@ -856,9 +856,7 @@ def naming_convention(obj: Obj, ctx: Context) -> Iterator[Hit]:
 # Queue enforcement tied to Kueue's Configuration (issue 15): `queues:` and `priorities:` knobs.
 
 # Kinds -> Kueue's integration (framework) names, as in integrations.frameworks; a CronJob's Jobs are batch/job.
-# (SparkApplication was never in this map: its coverage is not judged by framework.)
-FRAMEWORK_OF = {kind: framework for (_, kind), framework in FRAMEWORK_OF_KIND.items()
-                if kind != "SparkApplication"} | {"CronJob": "batch/job"}
+FRAMEWORK_OF = FRAMEWORK_BY_KIND | {"CronJob": "batch/job"}
 ALWAYS_RESPECTED_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
 
 
@@ -899,6 +897,9 @@ def _coverage(ctx: Context, obj: Obj, named: bool) -> tuple[bool, str]:
     enabled = set(cfg.frameworks) | set((cfg.integrations.external_frameworks or []) if cfg.integrations else [])
     if framework and framework not in enabled:
         return False, f"{framework} is not in integrations.frameworks ({source}), so Kueue ignores {obj.kind}s"
+    if framework and not registered(framework, release):
+        return False, (f"Kueue v{release[0]}.{release[1]} has no {framework} integration, so it ignores "
+                       f"{obj.kind}s")
     selector = cfg.managed_jobs_namespace_selector
     labels = namespace_labels(ctx, obj.namespace or "") or {"kubernetes.io/metadata.name": obj.namespace or ""}
     in_selector = selector is None or selector_matches(selector, labels)
