@@ -533,3 +533,19 @@ def test_preemption_loop_through_a_zero_time_check_ends() -> None:
         engine.simulate(scenario_from_dict(_data("unbounded-instant-zero-delay-check")))
     finally:
         scheduler.run_cycle = original
+
+
+@pytest.mark.xfail(strict=True, reason="cli/planning.py names one_line (report/escape.py) without importing it: "
+                                       "any Monte-Carlo run with a failed expectation ends in a NameError")
+def test_monte_carlo_with_a_failed_expectation_reports_it() -> None:
+    """Not about head plans (found running the CLI on every input with --runs 3): the demo's dev environment
+    fails an expectation in one of three runs, which --runs must report on stderr with exit 1, not a traceback."""
+    from click.testing import CliRunner
+
+    from kueueplan.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    got = CliRunner().invoke(main, ["simulate", str(root / "environments"), "--env", "dev", "--runs", "3",
+                                    "--jobs", "1", "-o", "json"])
+    assert got.exit_code == 1 and isinstance(got.exception, SystemExit), got.exception
+    assert "expectation failed: clusterQueue team-b: admittedWithin 15m held in 2 of 3 runs" in got.output
