@@ -201,6 +201,12 @@ def plan_scenarios(draw: Any, max_cqs: int = 6, max_workloads: int = 14, max_cou
                                  "waitForPodsReady": {"timeout": "5s", "blockAdmission": draw(st.booleans()),
                                                       "requeuingStrategy": {"backoffBaseSeconds": 1,
                                                                             "backoffMaxSeconds": 4}}}
+    if draw(st.integers(0, 5)) == 0:  # a fifo order across the cohort (Entry.fifo_key), no partial admission
+        gates = {"PrioritySortingWithinCohort": draw(st.booleans()), "PartialAdmission": draw(st.booleans())}
+        spec.setdefault("configuration", {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"})
+        spec["configuration"]["featureGates"] = gates
+    if draw(st.integers(0, 5)) == 0:
+        spec["kueueVersion"] = draw(st.sampled_from(["v0.15", "v0.17", "v0.18"]))
     if checks:
         spec["admissionChecks"] = {
             "ready": {"delay": draw(st.sampled_from([0, 0, 1, 3]))},
