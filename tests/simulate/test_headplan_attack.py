@@ -7,8 +7,12 @@ several resources per head (cpu, memory, GPUs, `pods` covered, zero requests), b
 more, withinClusterQueue Never or LowerPriority, heads that alternate plain and not plain (partial admission,
 two flavors, requests no flavor covers), workloads arriving into queues that have a plan (copies joining a
 parked bucket), `delete`/`finish` of pending workloads, priority classes changing value, LocalQueue and
-ClusterQueue stop policies, ClusterQueues re-applied with other quotas mid-run, waitForPodsReady with and
-without blockAdmission, admission checks (Ready, Retry, Rejected, with delays including 0) and `until` cuts.
+ClusterQueue stop policies, ClusterQueues re-applied with other quotas mid-run or deleted, waitForPodsReady
+with and without blockAdmission, admission checks (Ready, Retry, Rejected, with delays including 0), the
+PrioritySortingWithinCohort and PartialAdmission gates, older releases and `until` cuts. Hand-written cases
+below take one busy cohort (_busy) through each of those edges, and the data/headplan-*.yaml inputs are the
+discrepancies found this way (each fixed since; their tests say what the usual path gives). Two side findings
+that are not about head plans (both paths alike) are kept as strict xfails at the end.
 """
 
 from __future__ import annotations
