@@ -505,6 +505,57 @@ def test_equivalents_marked_never_admissible_in_queue_order() -> None:
         [f"default/x-{i}" for i in range(2, 8)]  # x-1 still runs
 
 
+def test_bucket_members_from_a_stopped_local_queue() -> None:
+    """q0's bucket holds copies from a second, stopped LocalQueue (same shape): when a plan head is admitted the
+    next one may not be admissible, and the queue goes back to the usual path; the LocalQueue resumes at 21.5."""
+    manifests, workloads = _busy()
+    manifests.append({"apiVersion": V2, "kind": "LocalQueue", "metadata": {"namespace": "default", "name": "q0b"},
+                      "spec": {"clusterQueue": "q0", "stopPolicy": "Hold"}})
+    workloads.append(_job("sb", "q0b", 0.6, {"cpu": "4"}, run_for=2, count=3))
+    resume = {"apiVersion": V2, "kind": "LocalQueue", "metadata": {"namespace": "default", "name": "q0b"},
+              "spec": {"clusterQueue": "q0"}}
+    out = _same(_scenario(manifests, workloads, events=[{"at": 21.5, "apply": resume}]))
+    assert _state(out, "sb-1")[0] == "Finished"
+
+
+def test_bucket_members_from_a_namespace_the_queue_does_not_select() -> None:
+    manifests, workloads = _busy()
+    q1 = next(m for m in manifests if m["kind"] == "ClusterQueue" and m["metadata"]["name"] == "q1")
+    q1["spec"]["namespaceSelector"] = {"matchLabels": {"team": "a"}}
+    for ns, team in (("ta", "a"), ("tb", "b")):
+        manifests += [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"team": team}}},
+                      {"apiVersion": V2, "kind": "LocalQueue", "metadata": {"namespace": ns, "name": "q1"},
+                       "spec": {"clusterQueue": "q1"}}]
+    for name, ns, at in (("a1", "ta", 0.6), ("b1", "tb", 0.55), ("a2", "ta", 0.7)):
+        job = _job(name, "q1", at, {"cpu": "4"}, run_for=2, count=2)
+        job["manifest"]["metadata"]["namespace"] = ns
+        workloads.append(job)
+    out = _same(_scenario(manifests, workloads))
+    assert next(w for w in out["workloads"] if w["name"] == "tb/b1-1")["state"] == "Inadmissible"
+
+
+@pytest.mark.parametrize("at", [0, 3.3])
+def test_cohort_with_its_own_quota(at: float) -> None:
+    """A Cohort object lends 2 cpu of its own (the flat root's subtree is more than its queues' sum)."""
+    manifests, workloads = _busy()
+    quota = {"name": "f", "resources": [{"name": "cpu", "nominalQuota": "2"}]}
+    cohort = {"apiVersion": V2, "kind": "Cohort", "metadata": {"name": "c"},
+              "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [quota]}]}}
+    if at:
+        _same(_scenario(manifests, workloads, events=[{"at": at, "apply": cohort}]))
+    else:
+        _same(_scenario(manifests + [cohort], workloads))
+
+
+def test_cohort_gets_a_parent_and_loses_it() -> None:
+    """From 3.3 to 9.3 the cohort is not flat (its own parent): no plans; then flat again."""
+    manifests, workloads = _busy()
+    _same(_scenario(manifests, workloads, events=[
+        {"at": 3.3, "apply": {"apiVersion": V2, "kind": "Cohort", "metadata": {"name": "c"},
+                              "spec": {"parentName": "top"}}},
+        {"at": 9.3, "delete": {"kind": "Cohort", "name": "c"}}]))
+
+
 def _data(name: str) -> dict[str, Any]:
     import yaml
 
