@@ -98,6 +98,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []
         self._flapping = 0  # instants at which flapping was reported (MAX_FLAPPING_INSTANTS)
+        # _settle's instant: (its time, the states seen, its first event, the cycles run)
+        self._instant: tuple[int, set[Any], int, list[int]] = (-1, set(), 0, [0])
         self.evicted = 0  # evictions so far (MAX_EVICTIONS)
         self.most_evicted: SimWorkload | None = None  # the workload evicted most often (MAX_EVICTIONS_PER_WORKLOAD)
         self._timer_seq = 0
@@ -261,24 +263,28 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
 
     def _settle(self) -> None:
         # Every productive cycle admits, preempts or parks something; far more cycles than workloads and
-        # queues at one instant means a flapping loop, reported instead of spinning forever.
+        # queues at one instant means a flapping loop, reported instead of spinning forever. The states seen and
+        # the cycles run are the instant's, kept across the returns for zero-time follow-ups (a loop can pass
+        # through them, e.g. an admission check that is Ready at once).
         limit = min(MAX_CYCLES_PER_INSTANT, 20 * (len(self.workloads) + len(self.queues)) + 1000)
-        seen: set[Any] = set()
-        first_event = len(self.events)
-        for _ in range(limit):
+        if self._instant[0] != self.now:
+            self._instant = (self.now, set(), len(self.events), [0])
+        _, seen, first_event, cycles = self._instant
+        while cycles[0] < limit:
+            cycles[0] += 1
             self._scan_marks = []
             progress = scheduler.run_cycle(self)
-            if self._timers and self._timers[0][0] == self.now:
-                return  # zero-time follow-ups (Ready checks, zero runFor) first; the loop comes back here
-            if not progress:
-                return
-            # A state seen before at this instant means preemptions undo each other (Kueue would flap
-            # here, evicting the same workloads over and over): report it and leave the instant.
-            signature = self._signature()
-            if signature in seen:
-                self._report_flapping(first_event)
-                return
-            seen.add(signature)
+            if progress:
+                # A state seen before at this instant means preemptions undo each other (Kueue would flap
+                # here, evicting the same workloads over and over): report it and leave the instant.
+                signature = self._signature()
+                if signature in seen:
+                    self._report_flapping(first_event)
+                    seen.clear()
+                    return
+                seen.add(signature)
+            if not progress or (self._timers and self._timers[0][0] == self.now):
+                return  # done, or zero-time follow-ups (Ready checks, zero runFor) first: the loop comes back
         raise KueueplanError(f"the simulation did not settle at t={self.now / 1000}s",
                              hint="please report this scenario")
 
