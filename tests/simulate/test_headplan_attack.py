@@ -611,3 +611,26 @@ def test_monte_carlo_with_a_failed_expectation_reports_it() -> None:
                                     "--jobs", "1", "-o", "json"])
     assert got.exit_code == 1 and isinstance(got.exception, SystemExit), got.exception
     assert "expectation failed: clusterQueue team-b: admittedWithin 15m held in 2 of 3 runs" in got.output
+
+
+@pytest.mark.xfail(strict=True, reason="engine._only_repeating: a live podsready timer due after the workload's "
+                                       "podsReady timeout counts as progress, so the eviction loop never stops")
+def test_pods_ready_after_the_timeout_stops_as_repeating() -> None:
+    """Not about head plans (both paths alike): without `until`, a run whose workloads can never get their pods
+    ready before the timeout must stop with the warning that Kueue would repeat the evictions forever."""
+    from kueueplan.simulate import scheduler
+
+    original, cycles = scheduler.run_cycle, [0]
+
+    def counted(sim: Any) -> bool:
+        cycles[0] += 1
+        if cycles[0] > 20_000:  # the loop would run to MAX_EVICTIONS (a million evictions)
+            raise RuntimeError(f"still going at t={sim.now / 1000:g}s after {cycles[0]:,} cycles")
+        return original(sim)
+
+    scheduler.run_cycle = counted
+    try:
+        out = result_json(engine.simulate(scenario_from_dict(_data("pods-ready-after-the-timeout-forever"))))
+    finally:
+        scheduler.run_cycle = original
+    assert any("would evict and requeue the same workloads forever" in w for w in out.get("warnings", []))
