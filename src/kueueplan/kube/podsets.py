@@ -578,7 +578,7 @@ def _deployment_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
 
 _INTEGRATION_POD_SETS: dict[str, Any] = {
     "JobSet": lambda m, s, w, v, r: _jobset_pod_sets(s, w),
-    **{kind: (lambda m, s, w, v, r, kind=kind: _kubeflow_pod_sets(kind, s, w)) for kind in KUBEFLOW_REPLICA_TYPES},
+    **dict.fromkeys(KUBEFLOW_REPLICA_TYPES, lambda m, s, w, v, r: _kubeflow_pod_sets(str(m["kind"]), s, w)),
     "MPIJob": lambda m, s, w, v, r: _mpijob_pod_sets(s, w),
     "TrainJob": lambda m, s, w, v, r: _trainjob_pod_sets(m, s, w, r),
     "AppWrapper": lambda m, s, w, v, r: _appwrapper_pod_sets(m, s, w),
