@@ -24,7 +24,9 @@ FRAMEWORK_OF_KIND = {"Job": "batch/job", "RayJob": "ray.io/rayjob", "RayCluster"
                      "MPIJob": "kubeflow.org/mpijob", "TrainJob": "trainer.kubeflow.org/trainjob",
                      "AppWrapper": "workload.codeflare.dev/appwrapper",
                      "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset", "StatefulSet": "statefulset",
-                     "Deployment": "deployment"}
+                     "Deployment": "deployment", "TFJob": "kubeflow.org/tfjob",
+                     "XGBoostJob": "kubeflow.org/xgboostjob", "PaddleJob": "kubeflow.org/paddlejob",
+                     "JAXJob": "kubeflow.org/jaxjob", "RayService": "ray.io/rayservice"}
 
 # Feature gates whose switch the simulator follows; every other gate named in the Configuration is a warning
 # (the release's default is simulated). pkg/features/kube_features.go (v0.19.2) defaults: all on.
