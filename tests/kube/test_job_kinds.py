@@ -27,8 +27,8 @@ def test_build_writes_the_groups_kueue_integrations_watch() -> None:
 
 
 def test_simulator_frameworks_agree_with_kueue() -> None:
-    """simulate/configuration.py keeps its own kind -> framework table (simulate/ is rewritten elsewhere); it
-    must say what FRAMEWORK_OF_KIND says, for every kind the simulator runs (a Workload is Kueue's own)."""
+    """simulate/configuration.py's kind -> framework table (derived from kube's) names an integration for every
+    kind the simulator runs (a Workload is Kueue's own), as FRAMEWORK_OF_KIND says."""
     from kueueplan.simulate.configuration import FRAMEWORK_OF_KIND as SIMULATED
 
     simulated = set(SUPPORTED_KINDS) - {"Workload"}

@@ -15,18 +15,12 @@ from typing import Any
 
 from kueueplan.kube.configuration import NAMESPACE_SELECTOR_FOR_LABELLED, Configuration, shipped_manager_config
 from kueueplan.kube.objects import LabelSelector, Source, read_label_selector, selector_matches
-from kueueplan.kube.podsets import RUNTIME_KINDS, PodSet, WorkloadSpec
+from kueueplan.kube.configschema import FRAMEWORK_BY_KIND
+from kueueplan.kube.podsets import RUNTIME_KINDS, SUPPORTED_KINDS, PodSet, WorkloadSpec
 from kueueplan.kube.quantity import is_cpu, parse_quantity, resource_value
 
-# The integration (framework name) that manages each workload kind the simulator reads.
-FRAMEWORK_OF_KIND = {"Job": "batch/job", "RayJob": "ray.io/rayjob", "RayCluster": "ray.io/raycluster",
-                     "Pod": "pod", "JobSet": "jobset.x-k8s.io/jobset", "PyTorchJob": "kubeflow.org/pytorchjob",
-                     "MPIJob": "kubeflow.org/mpijob", "TrainJob": "trainer.kubeflow.org/trainjob",
-                     "AppWrapper": "workload.codeflare.dev/appwrapper",
-                     "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset", "StatefulSet": "statefulset",
-                     "Deployment": "deployment", "TFJob": "kubeflow.org/tfjob",
-                     "XGBoostJob": "kubeflow.org/xgboostjob", "PaddleJob": "kubeflow.org/paddlejob",
-                     "JAXJob": "kubeflow.org/jaxjob", "RayService": "ray.io/rayservice"}
+# The integration (framework name) that manages each workload kind the simulator reads (a Workload is Kueue's own).
+FRAMEWORK_OF_KIND = {kind: framework for kind, framework in FRAMEWORK_BY_KIND.items() if kind in SUPPORTED_KINDS}
 
 # Feature gates whose switch the simulator follows; every other gate named in the Configuration is a warning
 # (the release's default is simulated). pkg/features/kube_features.go (v0.19.2) defaults: all on.
