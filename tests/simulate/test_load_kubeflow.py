@@ -169,3 +169,20 @@ def test_workloads_entries_and_refs_run_them_and_a_rayservice_never_finishes(tmp
     assert got["default/paddle-simple-cpu"] == (0, "Finished", 1200)  # unreferenced: load from 0, until deleted
     assert _usage(sim) == {k: USAGE[k] for k in ("default/test-rayservice", "default/tensorflow-dist-mnist",
                                                  "default/xgboost-dist-iris-test-train")}
+
+
+def test_a_configuration_naming_an_integration_its_release_lacks_does_not_make_it_managed(
+        tmp_path: Path, shared_dir: Path) -> None:
+    """Kueue v0.11 has no JAXJob integration (from v0.12): a Configuration that names kubeflow.org/jaxjob would keep
+    its manager from starting (validateIntegrations, validate's KP452); the simulation says so and leaves JAXJob
+    unmanaged instead of simulating an integration that does not exist."""
+    config = {"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+              "data": {"controller_manager_config.yaml": yaml.safe_dump(
+                  {"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
+                   "integrations": {"frameworks": ["kubeflow.org/tfjob", "kubeflow.org/jaxjob"]}})}}
+    out = _cli(_folder(tmp_path, shared_dir, [config]), "v0.11")
+    states = {w["name"]: w["state"] for w in out["workloads"]}
+    assert states["default/tensorflow-dist-mnist"] == "Admitted" and states["default/jax-simple"] == "Inadmissible"
+    assert any("integrations.frameworks names kubeflow.org/jaxjob, which Kueue v0.11 does not have" in w
+               for w in out["warnings"])
