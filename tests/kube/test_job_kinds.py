@@ -7,14 +7,16 @@ import typing
 
 from kueueplan.compile.workloads import API_VERSIONS
 from kueueplan.kube.configschema import FRAMEWORK_OF_KIND, INTEGRATIONS
-from kueueplan.kube.podsets import JOB_KINDS, SUPPORTED_KINDS
+from kueueplan.kube.podsets import JOB_KINDS, LOAD_ONLY_KINDS, SUPPORTED_KINDS
 from kueueplan.spec.models import WorkloadSpec
 
 
 def test_spec_build_and_pod_sets_share_the_job_kinds() -> None:
     assert typing.get_args(WorkloadSpec.model_fields["kind"].annotation) == JOB_KINDS
     assert tuple(API_VERSIONS) == JOB_KINDS  # build's apiVersion per kind, in gen/'s order
-    assert set(SUPPORTED_KINDS) == set(JOB_KINDS) | {"Workload"}
+    # Pod sets also derive for the load-only kinds (simulated, never built): none of them is a job kind.
+    assert set(SUPPORTED_KINDS) == set(JOB_KINDS) | {"Workload"} | set(LOAD_ONLY_KINDS)
+    assert not set(LOAD_ONLY_KINDS) & set(JOB_KINDS)
 
 
 def test_build_writes_the_groups_kueue_integrations_watch() -> None:
@@ -25,12 +27,13 @@ def test_build_writes_the_groups_kueue_integrations_watch() -> None:
 
 
 def test_simulator_frameworks_agree_with_kueue() -> None:
-    """simulate/configuration.py keeps its own kind -> framework table (simulate/ is rewritten elsewhere); it
-    must say what FRAMEWORK_OF_KIND says, for every job kind."""
+    """simulate/configuration.py's kind -> framework table (derived from kube's) names an integration for every
+    kind the simulator runs (a Workload is Kueue's own), as FRAMEWORK_OF_KIND says."""
     from kueueplan.simulate.configuration import FRAMEWORK_OF_KIND as SIMULATED
 
-    assert set(SIMULATED) == set(JOB_KINDS)
-    assert SIMULATED == {kind: fw for (_, kind), fw in FRAMEWORK_OF_KIND.items() if kind in JOB_KINDS}
+    simulated = set(SUPPORTED_KINDS) - {"Workload"}
+    assert set(SIMULATED) == simulated
+    assert SIMULATED == {kind: fw for (_, kind), fw in FRAMEWORK_OF_KIND.items() if kind in simulated}
 
 
 def test_each_release_ships_only_integrations_it_registers() -> None:

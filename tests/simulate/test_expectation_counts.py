@@ -131,3 +131,14 @@ def test_a_diff_counts_the_expectations_it_breaks_not_the_workloads(tmp_path: Pa
     prod = next(env for env in report.envs if env.env == "prod")
     assert (prod.broken_count, len(prod.broken_expectations)) == (1, 3)
     assert "2 expectation(s) break" in markdown(report)  # one in dev, one in prod (6 lines)
+
+
+def test_a_monte_carlo_gate_names_the_failed_expectation_on_one_line(tmp_path: Path) -> None:
+    """With --runs, a broken expectation is one line on stderr (its share of runs) and exit 1, not a traceback (the
+    line once named a helper the module never imported)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+    result = CliRunner().invoke(main, ["simulate", str(path), "--runs", "3", "--jobs", "1", "-o", "json"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    lines = [line for line in result.stderr.splitlines() if line.startswith("expectation failed:")]
+    assert lines == ["expectation failed: clusterQueue cq: admittedWithin 1m held in 0 of 3 runs (0.0%), needs 100%"]

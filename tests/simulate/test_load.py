@@ -125,17 +125,16 @@ def test_bad_ref_exits_2_with_the_scenario_line(tmp_path: Path, ref: dict, needl
 
 
 def test_an_object_the_simulator_does_not_run_is_a_warning_not_dropped_silently(tmp_path: Path) -> None:
-    tfjob = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "tf", "namespace": "default"}}
-    service = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "rs", "namespace": "default"}}
+    spark = {"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication",
+             "metadata": {"name": "pi", "namespace": "default"}}
     widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config",
                                                                     "namespace": "kueue-system"},
               "data": {"controller_manager_config.yaml": "apiVersion: config.kueue.x-k8s.io/v1beta1\n"}}
-    out = run(scenario(tmp_path, {}, {"other.yaml": [tfjob, service, widget, config, job("j")]}))
+    out = run(scenario(tmp_path, {}, {"other.yaml": [spark, widget, config, job("j")]}))
     assert [w["name"] for w in out["workloads"]] == ["default/j"]
     assert out["warnings"] == [
-        "RayService default/rs: a Kueue integration the simulator does not run yet: it is not part of the load",
-        "TFJob default/tf: a Kueue integration the simulator does not run yet: it is not part of the load",
+        "SparkApplication default/pi: a Kueue integration the simulator does not run yet: it is not part of the load",
         "Widget w: not modelled by the simulator: ignored",
     ]
 

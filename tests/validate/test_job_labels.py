@@ -125,3 +125,33 @@ def test_manage_jobs_without_queue_name_makes_a_sparkapplication_managed(tmp_pat
               "    kind: Configuration\n    manageJobsWithoutQueueName: true\n    integrations:\n"
               "      frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]\n")
     assert len(_kp417(tmp_path, unqueued, config=config)) == 1
+
+
+def test_ray_rules_judge_a_rayservice_only_from_the_release_with_its_integration(tmp_path: Path) -> None:
+    """KP412 (in-tree autoscaling without elastic-job) on a queued RayService: Kueue v0.17 added the RayService
+    integration (pkg/controller/jobs/rayservice); before it no Kueue webhook sees the object."""
+    service = f"""apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: svc
+  labels:
+    {QUEUE}: user-queue
+spec:
+  rayClusterConfig:
+    enableInTreeAutoscaling: true
+    headGroupSpec:
+      rayStartParams: {{}}
+      template:
+        spec:
+          containers:
+          - name: ray-head
+            image: rayproject/ray:2.9.0
+"""
+    path = tmp_path / "svc.yaml"
+    path.write_text(service)
+
+    def kp412(version: str) -> list[str]:
+        return [f.rule for f in validate([str(path)], policies=[], kueue_version=version).findings if f.rule == "KP412"]
+
+    assert kp412("v0.17") == ["KP412"] and kp412("v0.19") == ["KP412"]
+    assert kp412("v0.16") == []

@@ -159,3 +159,48 @@ def test_kp441_max_pod_sets_follows_the_release(tmp_path: Path) -> None:
     assert hits("v0.19.2") == []  # 9 <= 18
     [msg] = hits("v0.17.0")  # 9 > 8
     assert "9 pod sets" in msg and "at most 8" in msg
+
+
+def test_kp501_on_the_load_only_kinds(tmp_path: Path) -> None:
+    """TFJob and RayService are simulated, not built: validate still reads their pod sets (ADMITTABLE_KINDS)."""
+    tfjob = """\
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: resnet
+  namespace: ml
+  labels:
+    kueue.x-k8s.io/queue-name: training
+spec:
+  tfReplicaSpecs:
+    Chief:
+      template:
+        spec:
+          containers: [{name: tensorflow, image: tf, resources: {limits: {nvidia.com/gpu: 8}}}]
+    Worker:
+      replicas: WORKERS
+      template:
+        spec:
+          containers: [{name: tensorflow, image: tf, resources: {limits: {nvidia.com/gpu: 8}}}]
+"""
+    # chief 1 + 3 workers = 32 GPUs fits; 4 workers = 40 never does
+    assert _findings(tmp_path, QUEUE + "---\n" + tfjob.replace("WORKERS", "3"), "KP501") == []
+    [hit] = _findings(tmp_path, QUEUE + "---\n" + tfjob.replace("WORKERS", "4"), "KP501")
+    assert "TFJob" in hit.object and "nvidia.com/gpu" in hit.message and "40" in hit.message
+    service = """\
+apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: serve
+  namespace: ml
+  labels:
+    kueue.x-k8s.io/queue-name: training
+spec:
+  rayClusterConfig:
+    headGroupSpec:
+      template:
+        spec:
+          containers: [{name: head, image: ray, resources: {requests: {cpu: "600"}}}]
+"""
+    [hit] = _findings(tmp_path, QUEUE + "---\n" + service, "KP501")
+    assert "RayService" in hit.object and "cpu" in hit.message

@@ -33,6 +33,7 @@ def monte_carlo(source: Any, fmt: str, until: str | None, runs: int, seed: int, 
     from kueueplan.simulate.scenario import parse_duration
     from kueueplan.planning.montecarlo import aggregate, failed
     from kueueplan.report import planning as report
+    from kueueplan.report.escape import one_line
 
     if until is not None:
         source = dataclasses.replace(source, until=parse_duration(until, "--until"))
@@ -121,6 +122,7 @@ def quota(path: Path, env: str | None, variables: tuple[str, ...], runs: int, se
     from kueueplan.planning.executors import execute
     from kueueplan.planning.search import Search, parse_variable
     from kueueplan.report import planning as report
+    from kueueplan.report.escape import one_line
 
     source = _source(str(path), env)
     source.sample(seed, 0)  # refuse unusable input before the first candidate

@@ -9,12 +9,16 @@ Follows ../shared/docs/workload-podsets.md (Kueue v0.19.2 with version switches)
   `kueue.x-k8s.io/job-min-parallelism`.
 - Pod: one pod set `main`, count 1.
 - kueue.x-k8s.io Workload: its podSets as written; queue from `spec.queueName`.
-- JobSet: one pod set per replicatedJob, replicas x min(parallelism, completions). PyTorchJob (Master, Worker)
-  and MPIJob (Launcher, Worker): one per replica type, replicas (default 1). TrainJob: the JobSet its runtime
+- JobSet: one pod set per replicatedJob, replicas x min(parallelism, completions). MPIJob (Launcher, Worker) and
+  the Kubeflow v1 jobs, PyTorchJob (Master, Worker), TFJob (Chief, Master, PS, Worker, Evaluator), XGBoostJob and
+  PaddleJob (Master, Worker), JAXJob (Worker): one per replica type present, replicas (default 1); their
+  runPolicy.schedulingPolicy.priorityClass comes before the templates' class. TrainJob: the JobSet its runtime
   (TrainingRuntime / ClusterTrainingRuntime, which must be among the inputs) builds. AppWrapper: one pod set per
   declared or inferred component podSet, named <appwrapper>-<i>. LeaderWorkerSet: one Workload per group
   (leader x1 + worker x(size-1)). StatefulSet: one pod-group Workload (`main` x replicas). Deployment: one Workload
-  per pod (`main` x1), `workload_count` of them.
+  per pod (`main` x1), `workload_count` of them. RayService: its rayClusterConfig's RayCluster pod sets; serves
+  until deleted. TFJob, XGBoostJob, PaddleJob, JAXJob and RayService are LOAD_ONLY_KINDS: simulated, not spec
+  Workload kinds.
 
 Per-pod requests: containers summed, init containers by max (sidecars additive), limits fill missing
 requests, pod-level requests override cpu/memory/hugepages, overhead added; in Kueue units
@@ -44,13 +48,16 @@ INTEGRATION_KINDS = ("JobSet", "PyTorchJob", "MPIJob", "TrainJob", "AppWrapper",
 _CORE_KINDS = ("RayJob", "RayCluster", "Job", "Pod")
 # The job kinds kueueplan models: a spec Workload's kind, a file in gen/, what build writes and import reads.
 JOB_KINDS = _CORE_KINDS + INTEGRATION_KINDS
-# What pod sets derive from: the job kinds and Kueue's own Workload.
-SUPPORTED_KINDS = _CORE_KINDS + ("Workload",) + INTEGRATION_KINDS
+# Integrations whose pod sets derive, simulated as load, that are not spec Workload kinds (not in JOB_KINDS): the
+# Kubeflow training-operator v1 jobs but PyTorchJob (deprecated upstream, still in repositories) and RayService.
+LOAD_ONLY_KINDS = ("TFJob", "XGBoostJob", "PaddleJob", "JAXJob", "RayService")
+# What pod sets derive from: the job kinds, Kueue's own Workload and the load-only kinds.
+SUPPORTED_KINDS = _CORE_KINDS + ("Workload",) + INTEGRATION_KINDS + LOAD_ONLY_KINDS
 # Workloads one simulation holds after count and replica expansion: a bound on memory, checked where the load
 # is written (compile) and where it is read (simulate).
 MAX_WORKLOADS = 1_000_000
 # Kinds that serve until deleted: their Workloads never finish by themselves.
-SERVING_KINDS = ("RayCluster", "LeaderWorkerSet", "Deployment", "StatefulSet")
+SERVING_KINDS = ("RayCluster", "LeaderWorkerSet", "Deployment", "StatefulSet", "RayService")
 
 _SUBMITTER_REQUESTS = {"cpu": "500m", "memory": "200Mi"}
 _SUBMITTER_LIMITS = {"cpu": "1", "memory": "1Gi"}
@@ -342,10 +349,24 @@ def _replica_type_sets(specs: Any, order: tuple[str, ...], where: str) -> list[P
     return sets
 
 
-def _pytorchjob_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
-    """pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go PodSets with pytorchjob_controller.go
-    OrderedReplicaTypes (Master, Worker); count = ptr.Deref(replicas, 1)."""
-    return _replica_type_sets(spec.get("pytorchReplicaSpecs"), ("Master", "Worker"), where)
+# Kubeflow training-operator v1 kinds: the replica specs field and OrderedReplicaTypes of
+# pkg/controller/jobs/kubeflow/jobs/<kind>/<kind>_controller.go (Kueue v0.8-v0.19.2 alike; jaxjob from v0.12).
+# TFJobReplicaTypeEval is "Evaluator" (kubeflow/training-operator pkg/apis/kubeflow.org/v1/tensorflow_types.go).
+KUBEFLOW_REPLICA_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "PyTorchJob": ("pytorchReplicaSpecs", ("Master", "Worker")),
+    "TFJob": ("tfReplicaSpecs", ("Chief", "Master", "PS", "Worker", "Evaluator")),
+    "XGBoostJob": ("xgbReplicaSpecs", ("Master", "Worker")),
+    "PaddleJob": ("paddleReplicaSpecs", ("Master", "Worker")),
+    "JAXJob": ("jaxReplicaSpecs", ("Worker",)),
+}
+
+
+def _kubeflow_pod_sets(kind: str, spec: Mapping[str, Any], where: str) -> list[PodSet]:
+    """pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go PodSets: one pod set per replica type
+    present, in the kind's OrderedReplicaTypes, named lower-cased (NewPodSetReference), count =
+    ptr.Deref(replicas, 1) (podsCount)."""
+    field, order = KUBEFLOW_REPLICA_TYPES[kind]
+    return _replica_type_sets(spec.get(field), order, where)
 
 
 def _mpijob_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
@@ -557,13 +578,17 @@ def _deployment_pod_sets(spec: Mapping[str, Any], where: str) -> list[PodSet]:
 
 _INTEGRATION_POD_SETS: dict[str, Any] = {
     "JobSet": lambda m, s, w, v, r: _jobset_pod_sets(s, w),
-    "PyTorchJob": lambda m, s, w, v, r: _pytorchjob_pod_sets(s, w),
+    **dict.fromkeys(KUBEFLOW_REPLICA_TYPES, lambda m, s, w, v, r: _kubeflow_pod_sets(str(m["kind"]), s, w)),
     "MPIJob": lambda m, s, w, v, r: _mpijob_pod_sets(s, w),
     "TrainJob": lambda m, s, w, v, r: _trainjob_pod_sets(m, s, w, r),
     "AppWrapper": lambda m, s, w, v, r: _appwrapper_pod_sets(m, s, w),
     "LeaderWorkerSet": lambda m, s, w, v, r: _leaderworkerset_pod_sets(s, w),
     "StatefulSet": lambda m, s, w, v, r: _statefulset_pod_sets(s, w),
     "Deployment": lambda m, s, w, v, r: _deployment_pod_sets(s, w),
+    # pkg/controller/jobs/rayservice/rayservice_controller.go PodSets (v0.17+): raycluster.BuildPodSets of
+    # Spec.RayClusterSpec (JSON rayClusterConfig), the RayCluster's pod sets; UpdatePodSets only follows a running
+    # autoscaled cluster.
+    "RayService": lambda m, s, w, v, r: _ray_cluster_pod_sets(_spec(s.get("rayClusterConfig")), w, v),
 }
 
 
@@ -590,7 +615,7 @@ def pod_sets_for(manifest: Mapping[str, Any], kueue_version: str | tuple[int, in
             return (_pod_set("main", 1, spec, where),)
         if kind == "Workload":
             return tuple(_workload_pod_sets(spec, where))
-        if kind in INTEGRATION_KINDS:
+        if kind in _INTEGRATION_POD_SETS:
             return tuple(_INTEGRATION_POD_SETS[kind](manifest, spec, where, version, related or {}))
     except (TypeError, ValueError) as err:
         raise KueueplanError(f"{where}: {err}") from None
@@ -648,16 +673,27 @@ def resolve_priority(manifest: Mapping[str, Any], pod_sets: tuple[PodSet, ...], 
         if wpc is None:
             return 0, str(label), "WorkloadPriorityClass", f"WorkloadPriorityClass {label} not found"
         return wpc.value, wpc.name, "WorkloadPriorityClass", None
-    for ps in pod_sets:
-        if ps.priority_class_name:
-            pc = cluster.priority_classes.get(ps.priority_class_name)
+    custom = _scheduling_policy_class(manifest)
+    for name in [custom] if custom else [ps.priority_class_name for ps in pod_sets]:
+        if name:
+            pc = cluster.priority_classes.get(name)
             if pc is None:
-                return 0, ps.priority_class_name, "PriorityClass", f"PriorityClass {ps.priority_class_name} not found"
+                return 0, name, "PriorityClass", f"PriorityClass {name} not found"
             return pc.value, pc.name, "PriorityClass", None
     default = cluster.global_default_priority()
     if default is not None:
         return default.value, default.name, "PriorityClass", None
     return 0, None, None, None
+
+
+def _scheduling_policy_class(manifest: Mapping[str, Any]) -> str | None:
+    """The Kubeflow jobs' PriorityClass() (kubeflowjob_controller.go, mpijob_controller.go; ExtractPriority's
+    customPriorityClassFunc): spec.runPolicy.schedulingPolicy.priorityClass before the pod templates' class."""
+    if manifest.get("kind") not in KUBEFLOW_REPLICA_TYPES and manifest.get("kind") != "MPIJob":
+        return None
+    policy = _spec(_spec(_spec(manifest.get("spec")).get("runPolicy")).get("schedulingPolicy"))
+    name = policy.get("priorityClass")
+    return str(name) if name else None
 
 
 def derive_workload(manifest: Mapping[str, Any], cluster: Cluster,

@@ -15,16 +15,12 @@ from typing import Any
 
 from kueueplan.kube.configuration import NAMESPACE_SELECTOR_FOR_LABELLED, Configuration, shipped_manager_config
 from kueueplan.kube.objects import LabelSelector, Source, read_label_selector, selector_matches
-from kueueplan.kube.podsets import RUNTIME_KINDS, PodSet, WorkloadSpec
+from kueueplan.kube.configschema import FRAMEWORK_BY_KIND, registered
+from kueueplan.kube.podsets import RUNTIME_KINDS, SUPPORTED_KINDS, PodSet, WorkloadSpec
 from kueueplan.kube.quantity import is_cpu, parse_quantity, resource_value
 
-# The integration (framework name) that manages each workload kind the simulator reads.
-FRAMEWORK_OF_KIND = {"Job": "batch/job", "RayJob": "ray.io/rayjob", "RayCluster": "ray.io/raycluster",
-                     "Pod": "pod", "JobSet": "jobset.x-k8s.io/jobset", "PyTorchJob": "kubeflow.org/pytorchjob",
-                     "MPIJob": "kubeflow.org/mpijob", "TrainJob": "trainer.kubeflow.org/trainjob",
-                     "AppWrapper": "workload.codeflare.dev/appwrapper",
-                     "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset", "StatefulSet": "statefulset",
-                     "Deployment": "deployment"}
+# The integration (framework name) that manages each workload kind the simulator reads (a Workload is Kueue's own).
+FRAMEWORK_OF_KIND = {kind: framework for kind, framework in FRAMEWORK_BY_KIND.items() if kind in SUPPORTED_KINDS}
 
 # Feature gates whose switch the simulator follows; every other gate named in the Configuration is a warning
 # (the release's default is simulated). pkg/features/kube_features.go (v0.19.2) defaults: all on.
@@ -122,6 +118,10 @@ def _warn_unmodelled(cfg: Configuration, release: tuple[int, int], out: list[str
                    "simulated as BlockUndeclared (a resource no flavor covers makes a workload inadmissible)")
     if res is not None and res.device_class_mappings:
         out.append("configuration resources.deviceClassMappings (DRA) is not modelled: DRA claims count nothing")
+    missing = sorted(f for f in cfg.frameworks if not registered(f, release))
+    if missing:  # validateIntegrations: such a manager does not start (validate's KP452)
+        out.append(f"configuration integrations.frameworks names {', '.join(missing)}, which Kueue "
+                   f"v{release[0]}.{release[1]} does not have (its manager would not start): simulated as not enabled")
     integ = cfg.integrations
     if integ is not None and integ.external_frameworks:
         out.append("configuration integrations.externalFrameworks is not modelled: "
@@ -158,7 +158,7 @@ def sim_configuration(cfg: Configuration, release: tuple[int, int], source: str,
                                      (rs.backoff_max_seconds if rs else None) or 3600,
                                      (rs.timestamp if rs else "Eviction") != "Creation")
     sim = SimConfiguration(
-        release=release, source=source, frameworks=frozenset(cfg.frameworks),
+        release=release, source=source, frameworks=frozenset(f for f in cfg.frameworks if registered(f, release)),
         manage_without_queue_name=cfg.manage_jobs_without_queue_name, namespace_selector=selector,
         selector_for_labelled=release >= NAMESPACE_SELECTOR_FOR_LABELLED and
         gates["ManagedJobsNamespaceSelectorAlwaysRespected"],

@@ -1,6 +1,7 @@
 """Manifests as load (second edition of the scenario contract).
 
-A workload object (RayJob, RayCluster, Job, Pod, Workload) found in a scenario's `manifests` or
+A workload object (any kind kube/podsets.py derives pod sets for: RayJob, RayCluster, Job, Pod, Workload, the
+other integrations' kinds such as JobSet, the Kubeflow jobs or RayService) found in a scenario's `manifests` or
 `manifestFiles`, or in plain manifests given to `simulate`/`check`/`diff`, is load: created at 0, before
 the `workloads` entries of that instant (a `generateName` gets the ordinal of its place among the load
 objects; `workloads` entries keep the first edition's numbering), in the order of `manifests` then `manifestFiles` (files in sorted
@@ -29,8 +30,9 @@ PODS_READY_AFTER = "kueueplan.io/pods-ready-after"
 COUNT = "kueueplan.io/count"
 ANNOTATIONS = {ARRIVE_AT: "at", RUN_FOR: "runFor", PODS_READY_AFTER: "podsReadyAfter", COUNT: "count"}
 
-# kind -> API group of the workload kinds the simulator derives pod sets for (kube/podsets.py), and of Kueue's
-# other integrations (pkg/controller/jobs): queued on a real cluster, not simulated here yet.
+# kind -> API group of the workload kinds the simulator derives pod sets for (kube/podsets.py SUPPORTED_KINDS), and
+# of Kueue's other integrations (pkg/controller/jobs): queued on a real cluster, not simulated here yet. Whether a
+# release has a kind's integration, and the Configuration enables it, is the job controller's (unmanaged) call.
 WORKLOAD_KINDS = {"Workload": "kueue.x-k8s.io"} | {kind: group for (group, kind) in FRAMEWORK_OF_KIND
                                                    if kind in SUPPORTED_KINDS}
 OTHER_INTEGRATIONS = {kind: group for (group, kind) in FRAMEWORK_OF_KIND if kind not in SUPPORTED_KINDS}

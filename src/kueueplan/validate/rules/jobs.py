@@ -34,6 +34,11 @@ POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 
 
 def managed(obj: Obj, ctx: Context) -> bool:
+    """Kueue manages it: its release has the kind's integration (before, no Kueue webhook sees the object), and it
+    names a queue or its namespace has a LocalQueue named default."""
+    framework = FRAMEWORK_BY_KIND.get(obj.kind)
+    if framework is not None and not registered(framework, release_of(obj, ctx)):
+        return False
     if kueue.QUEUE_LABEL in obj.labels:
         return True
     return ctx.get("LocalQueue", "default", obj.namespace) is not None
@@ -307,6 +312,8 @@ def _spark_managed(obj: Obj, ctx: Context) -> tuple[bool, bool]:
     effective = universe_configuration(ctx, obj)
     if effective is None:
         return managed(obj, ctx), False  # an unreadable Configuration: KP450 says why
+    if not registered(FRAMEWORK_BY_KIND[obj.kind], effective.release):
+        return False, False
     config = effective.config
     elastic = obj.annotations.get(kueue.ELASTIC_ANNOTATION) == "true" and \
         gate_on(config.feature_gates, "ElasticJobsViaWorkloadSlices", effective.release)
@@ -367,8 +374,6 @@ def spark_managed_mode(obj: Obj, ctx: Context) -> Iterator[Hit]:
       executor: {instances: 2, coreRequest: "1", memory: 1g}
     ```
     """
-    if not registered(FRAMEWORK_BY_KIND[obj.kind], release_of(obj, ctx)):
-        return
     is_managed, elastic = _spark_managed(obj, ctx)
     if not is_managed:
         return
