@@ -42,8 +42,9 @@ MAX_CYCLES_PER_INSTANT = 1_000_000
 # Instants at which preemptions undid each other (each reported in `warnings`) before a run without `until` stops:
 # such a run can otherwise go on forever (e.g. one workload preempted and re-admitted every second).
 MAX_FLAPPING_INSTANTS = 1_000
-# With `until` a run follows such loops to its horizon, but stops once one workload has been evicted this many
-# times (a horizon of years on a loop of seconds would run for days); any run stops after MAX_EVICTIONS.
+# A run also stops once one workload has been evicted this many times: with `until` a horizon of years on a loop of
+# seconds would run for days, and some loops keep timers alive that _only_repeating cannot tell from progress (pods
+# ready only after their waitForPodsReady timeout); and any run stops after MAX_EVICTIONS.
 MAX_EVICTIONS_PER_WORKLOAD = 1_000
 MAX_EVICTIONS = 1_000_000
 _HASH_MASK = (1 << 64) - 1
@@ -184,13 +185,14 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         return self
 
     def _evicted_too_often(self, until: int | None) -> bool:
-        """Stop (with a warning) past MAX_EVICTIONS evictions, or, with `until`, once a workload has been evicted
-        MAX_EVICTIONS_PER_WORKLOAD times: the bounds on a run that evicts and requeues the same workloads."""
+        """Stop (with a warning) once a workload has been evicted MAX_EVICTIONS_PER_WORKLOAD times, or past
+        MAX_EVICTIONS evictions: the bounds on a run that evicts and requeues the same workloads."""
         at = ms_to_seconds(self.now)
         most = self.most_evicted
-        if until is not None and most is not None and most.evictions >= MAX_EVICTIONS_PER_WORKLOAD:
-            self.warnings.append(f"t={at}s: stopped here, before `until`: {most.key} was evicted "
-                                 f"{most.evictions:,} times, and Kueue would go on evicting and requeueing it")
+        if most is not None and most.evictions >= MAX_EVICTIONS_PER_WORKLOAD:
+            where = "stopped here, before `until`" if until is not None else "stopped here"
+            self.warnings.append(f"t={at}s: {where}: {most.key} was evicted {most.evictions:,} times, and Kueue "
+                                 "would go on evicting and requeueing it")
             return True
         if self.evicted >= MAX_EVICTIONS:
             self.warnings.append(f"t={at}s: stopped here: {self.evicted:,} evictions; simulate a shorter span "
