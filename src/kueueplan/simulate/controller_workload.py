@@ -102,7 +102,7 @@ class WorkloadController:
             acc[fr] = acc.get(fr, 0) + sign * v
         q = self.queues.get(wl.cluster_queue or "")
         if q is not None and q.plan is not None:
-            q.plan.stale = True  # its heads' numbers read this usage
+            q.plan.usage_changed()  # its heads' numbers read this usage
 
     def usage_below(self, cq: str, priority: int) -> dict[FR, int]:
         """The usage of a ClusterQueue's preemption candidates under withinClusterQueue LowerPriority: its quota

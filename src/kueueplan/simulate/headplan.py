@@ -41,7 +41,7 @@ class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
     __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height", "fr", "fit_from", "live_from",
-                 "sort_tail", "fifo_tail")
+                 "sort_tail", "fifo_tail", "version")
 
     def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
@@ -60,13 +60,14 @@ class _Head:
         # change through a configuration change or a requeue, which end the plan)
         self.sort_tail = (-wl.priority, wl.queue_ts, wl.seq)
         self.fifo_tail = (wl.queue_ts, wl.seq)
+        self.version = -1  # the plan's usage version its numbers are for (HeadPlan.refresh)
 
 
 class HeadPlan:
     """A ClusterQueue queue's buckets in head order, parked or not (see the module docstring)."""
 
     __slots__ = ("plans", "cohort", "q", "name", "node", "root", "heads", "parked", "pos", "count", "ghosts",
-                 "ghost_count", "epoch", "stale", "lower", "members", "terms", "records", "usage_snap", "detached",
+                 "ghost_count", "epoch", "version", "lower", "members", "terms", "records", "usage_snap", "detached",
                  "cq", "flavors")
 
     def __init__(self, plans: "HeadPlans", cohort: "_Cohort", q: Any, node: Node, heads: list[_Head],
@@ -88,14 +89,14 @@ class HeadPlan:
         self.ghosts = ghosts  # parked buckets with no workload left (they count in parked_buckets)
         self.ghost_count = len(ghosts)
         self.epoch = cohort.epoch
-        self.stale = True
+        self.version = 0  # of the ClusterQueue's usage (usage_changed)
         self.detached = False  # materialized: the queue is the usual path's again
         self.lower = lower
         self.members = len(q.members)
         self.terms: list[int] = []
         self._terms()
         self.records: list[_Record | None] = [None] * len(heads)  # per head: its deferred message's copies
-        self.usage_snap: dict[FR, int] = {}  # a copy of the ClusterQueue's usage (refresh), for quota messages
+        self.usage_snap: dict[FR, int] | None = None  # usage_copy
 
     def _advance(self) -> None:
         parked, n = self.parked, len(self.heads)
@@ -127,41 +128,50 @@ class HeadPlan:
                 self.count = self.ghost_count = 0
             self.pos = 0
 
-    def refresh(self, sim: Any) -> None:
-        """The numbers of every head for the ClusterQueue's current usage: preemption.cannot_preempt and
+    def refresh(self, h: _Head) -> None:
+        """A head's numbers for the ClusterQueue's current usage (its version): preemption.cannot_preempt and
         scheduler._fit_height in the same arithmetic, with the cohort's free quota (free) left open. The room
         resource_node.flat_available gives is min(free, cap), cap = nominal + borrowingLimit - usage (none
         without a limit); alone, the room is nominal - usage and the verdicts are fixed (free reads 0)."""
         node, root = self.node, self.root
         usage, subtree, borrowing = node.usage, node.subtree, node.borrowing
-        for h in self.heads:
-            own = sim.usage_below(self.name, h.wl.priority) if self.lower else {}
-            checks = []
-            over = False
-            height = 0
-            for fr, v in h.plain.items():
-                used, nominal = usage.get(fr, 0), subtree.get(fr, 0)
-                o = own.get(fr, 0)
-                if used - o + v > nominal:
-                    over = True
-                if root is None:
-                    cap = nominal - used
-                    fit = -_INF if v <= 0 or v <= cap else _INF
-                    short = _INF if cap + o < v else -_INF
-                else:
-                    limit = borrowing.get(fr)
-                    cap = None if limit is None else nominal + limit - used
-                    if used + v > nominal:
-                        height = root.height
-                    fit = -_INF if v <= 0 else _INF if cap is not None and v > cap else v
-                    short = _INF if cap is not None and cap < v - o else v - o
-                checks.append((fr, fit, short))
-            h.checks, h.over, h.height = tuple(checks), over, height
-            if h.fr is not None:  # fit >= min(fit, short): parking needs no fit, over, short
-                h.fit_from = checks[0][1]
-                h.live_from = min(checks[0][1], checks[0][2]) if over else -_INF
-        self.usage_snap = dict(usage)
-        self.stale = False
+        own = self.plans.sim.usage_below(self.name, h.wl.priority) if self.lower else {}
+        checks = []
+        over = False
+        height = 0
+        for fr, v in h.plain.items():
+            used, nominal = usage.get(fr, 0), subtree.get(fr, 0)
+            o = own.get(fr, 0)
+            if used - o + v > nominal:
+                over = True
+            if root is None:
+                cap = nominal - used
+                fit = -_INF if v <= 0 or v <= cap else _INF
+                short = _INF if cap + o < v else -_INF
+            else:
+                limit = borrowing.get(fr)
+                cap = None if limit is None else nominal + limit - used
+                if used + v > nominal:
+                    height = root.height
+                fit = -_INF if v <= 0 else _INF if cap is not None and v > cap else v
+                short = _INF if cap is not None and cap < v - o else v - o
+            checks.append((fr, fit, short))
+        h.checks, h.over, h.height = tuple(checks), over, height
+        if h.fr is not None:  # fit >= min(fit, short): parking needs no fit, over, short
+            h.fit_from = checks[0][1]
+            h.live_from = min(checks[0][1], checks[0][2]) if over else -_INF
+        h.version = self.version
+
+    def usage_copy(self) -> dict[FR, int]:
+        """A copy of the ClusterQueue's usage as its nominations see it (one per usage version)."""
+        if self.usage_snap is None:
+            self.usage_snap = dict(self.node.usage)
+        return self.usage_snap
+
+    def usage_changed(self) -> None:
+        """Its ClusterQueue's usage changed: every head's numbers are made again when next needed."""
+        self.version += 1
+        self.usage_snap = None
 
     def classify(self, h: _Head, free: dict[FR, int]) -> int | None:
         """None: the head parks (it can neither fit nor preempt); else its borrowing height if it fits, or -1
@@ -230,7 +240,8 @@ class HeadPlan:
             self.take_head(wl)
             return
         old = self.term()
-        bucket_key = self.heads[i].bucket
+        admitted = self.heads[i]
+        bucket_key = admitted.bucket
         q.members.pop(wl.key)  # pop_head, without marking the queue dirty: the plan keeps its term
         self.members -= 1
         entry = q._top_entry(q.buckets[bucket_key])
@@ -239,7 +250,13 @@ class HeadPlan:
             del q.buckets[bucket_key]
             del heads[i], parked[i], records[i]
         else:
-            head = self.plans.head_for(entry, bucket_key, self.name)
+            nxt = entry[2]
+            if nxt.spec.namespace == wl.spec.namespace and nxt.state == PENDING and nxt.last_assignment is None:
+                # an equivalent (same shapes, priority and queue name) from the same namespace (same LocalQueue
+                # verdicts): plain as the admitted head was
+                head: _Head | None = _Head(nxt, bucket_key, entry[0], admitted.plain)
+            else:
+                head = self.plans.head_for(entry, bucket_key, self.name)
             if head is None:  # the next one is not plain: the usual path takes the queue
                 records[i] = None
                 self._terms()
@@ -252,7 +269,6 @@ class HeadPlan:
                 parked[i], parked[i + 1] = parked[i + 1], parked[i]
                 records[i], records[i + 1] = records[i + 1], records[i]
                 i += 1
-            self.stale = True
         self._terms()
         self._advance()
         self.plans.retotal(self.cohort, self.term() - old)
@@ -474,9 +490,9 @@ class HeadPlans:
                 if pos >= len(heads):
                     continue
                 any_head = True
-                if plan.stale:
-                    plan.refresh(self.sim)
                 h = heads[pos]
+                if h.version != plan.version:
+                    plan.refresh(h)
                 fr = h.fr
                 if fr is not None:  # classify, inline for one resource
                     room = free.get(fr)
@@ -495,7 +511,7 @@ class HeadPlans:
                     self.total += delta
                     flags = plan.parked
                     flags[pos] = True
-                    plan.records[pos] = (plan.usage_snap, snap)
+                    plan.records[pos] = (plan.usage_snap or plan.usage_copy(), snap)
                     plan.count += 1
                     pos += 1
                     n = len(heads)

@@ -223,14 +223,13 @@ def _ordered(sim: Simulation, entries: list[Entry], fitting: list[tuple[tuple, A
 
 
 def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "_Claimed") -> Entry | None:
-    """A plan head that fitted the snapshot, at its turn: its Entry if it still fits (as _process checks), else
-    None, and it stays as it was (what requeue does to an entry that lost its fit)."""
+    """A plan head that fitted the snapshot, at its turn: None when it surely lost its fit to an earlier entry
+    (it asks for more than its cohort has free, nothing claimed), and it stays as it was (what requeue does to
+    an entry that lost its fit); else its Entry, which _process checks as any other."""
     _, plan, head, height = item
-    node = plan.node
-    root, fr = node.parent, head.fr
-    if (fr is not None and root is not None and not claimed
-            and head.plain[fr] > max(0, root.subtree.get(fr, 0) - root.usage.get(fr, 0))) \
-            or not claimed.fits_flat(node, root or node, head.plain, []):  # first: more than the cohort has free
+    root, fr = plan.root, head.fr
+    if fr is not None and root is not None and not claimed \
+            and head.plain[fr] > max(0, root.subtree.get(fr, 0) - root.usage.get(fr, 0)):
         head.wl.message = NO_LONGER_FITS
         plan.records[plan.pos] = None
         return None
