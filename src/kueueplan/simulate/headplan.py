@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueueplan.kube.objects import ANY, LOWER_PRIORITY, NEVER
+from kueueplan.simulate.entry import FAILED_AFTER_NOMINATION, NO_CANDIDATES, NO_FIT
 from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import PENDING, SimWorkload
 
@@ -285,7 +286,6 @@ class HeadPlan:
         """ClusterQueue requeue of a live head that was not admitted, where it stays with the plan: False when
         it goes back as it was (it lost its fit to an earlier entry), True when its bucket parks (no fit, no
         candidates); None when the usual path must requeue it (the queue is handed back first)."""
-        from kueueplan.simulate.entry import FAILED_AFTER_NOMINATION, NO_CANDIDATES, NO_FIT
         if not self.detached and self.epoch == self.cohort.epoch and self.pos < len(self.heads) \
                 and self.heads[self.pos].wl is wl:
             if reason == FAILED_AFTER_NOMINATION:
