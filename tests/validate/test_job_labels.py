@@ -19,9 +19,16 @@ def spark(shared_dir: Path) -> str:
     return (shared_dir / "upstream" / "kueue" / "examples" / "jobs" / "sample-sparkapplication.yaml").read_text()
 
 
-def _kp414(tmp_path: Path, text: str, version: str | None = None) -> list[str]:
+SPARK_ON = ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: kueue-manager-config, namespace: kueue-system}\n"
+            "data:\n  controller_manager_config.yaml: |\n    apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+            "    kind: Configuration\n    integrations:\n      frameworks: [batch/job, jobset.x-k8s.io/jobset, ray.io/rayservice, sparkoperator.k8s.io/sparkapplication]\n")
+# Kueue sets up an integration's webhook only where the Configuration enables it: no release's default install
+# enables the SparkApplication one, so these inputs carry a kueue-manager-config that does.
+
+
+def _kp414(tmp_path: Path, text: str, version: str | None = None, config: str = SPARK_ON) -> list[str]:
     path = tmp_path / "job.yaml"
-    path.write_text(text)
+    path.write_text(text + config)
     return [f.message for f in validate([str(path)], policies=[], kueue_version=version).findings
             if f.rule == "KP414"]
 
@@ -43,6 +50,8 @@ def test_an_invalid_queue_name_on_a_sparkapplication_fails(tmp_path: Path, spark
     assert _kp414(tmp_path, bad, "v0.17") == [message]  # the release that added the integration
     # before v0.17 Kueue has no SparkApplication webhook: nothing refuses the label
     assert _kp414(tmp_path, bad, "v0.16") == []
+    # nor where the Configuration leaves the integration off (every default install): Kueue ignores it (KP460)
+    assert _kp414(tmp_path, bad, config="") == []
 
 
 def test_max_exec_time_and_prebuilt_workload_on_a_sparkapplication(tmp_path: Path, spark: str) -> None:
@@ -95,7 +104,7 @@ def test_a_release_refuses_an_integration_it_does_not_register(tmp_path: Path, v
                       "knows in v0.16 (it was added in v0.17)"])
 
 
-def _kp417(tmp_path: Path, text: str, version: str | None = None, config: str = "") -> list[str]:
+def _kp417(tmp_path: Path, text: str, version: str | None = None, config: str = SPARK_ON) -> list[str]:
     path = tmp_path / "job.yaml"
     path.write_text(text + config)
     return [f.message for f in validate([str(path)], policies=[], kueue_version=version).findings
@@ -116,6 +125,8 @@ def test_a_managed_sparkapplication_runs_in_cluster_mode_without_dynamic_allocat
     unqueued = client.replace(f"  labels:\n    {QUEUE}: user-queue\n", "")
     assert f"{QUEUE}" not in unqueued and _kp417(tmp_path, unqueued) == []
     assert _kp417(tmp_path, client, "v0.16") == []
+    # no release's default install enables the integration: no SparkApplication webhook judges it (KP460 says so)
+    assert _kp417(tmp_path, client, config="") == []
 
 
 def test_manage_jobs_without_queue_name_makes_a_sparkapplication_managed(tmp_path: Path, spark: str) -> None:

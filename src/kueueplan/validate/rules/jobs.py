@@ -306,15 +306,25 @@ def ray_pod_sets(obj: Obj, ctx: Context) -> Iterator[Hit]:
                                                      f"{kueue.MAX_POD_SETS}: merge worker groups")
 
 
+def _webhook_exists(obj: Obj, ctx: Context, release: tuple[int, int]) -> bool:
+    """Kueue sets up a kind's webhook only where its release has the integration and the Configuration enables
+    it (jobframework SetupWebhooks for the enabled frameworks; KP460 reports a queued object that Kueue ignores)."""
+    framework = FRAMEWORK_BY_KIND[obj.kind]
+    if not registered(framework, release):
+        return False
+    effective = universe_configuration(ctx, obj)
+    return effective is None or framework in effective.config.frameworks
+
+
 def _spark_managed(obj: Obj, ctx: Context) -> tuple[bool, bool]:
     """(does Kueue's SparkApplication webhook treat it as managed: a queue name, or manageJobsWithoutQueueName;
     is it an elastic job: workloadslicing.Enabled, the annotation "true" with ElasticJobsViaWorkloadSlices on)."""
     effective = universe_configuration(ctx, obj)
     if effective is None:
         return managed(obj, ctx), False  # an unreadable Configuration: KP450 says why
-    if not registered(FRAMEWORK_BY_KIND[obj.kind], effective.release):
-        return False, False
     config = effective.config
+    if not _webhook_exists(obj, ctx, effective.release):
+        return False, False
     elastic = obj.annotations.get(kueue.ELASTIC_ANNOTATION) == "true" and \
         gate_on(config.feature_gates, "ElasticJobsViaWorkloadSlices", effective.release)
     return managed(obj, ctx) or bool(config.manage_jobs_without_queue_name), elastic
@@ -329,8 +339,10 @@ def spark_managed_mode(obj: Obj, ctx: Context) -> Iterator[Hit]:
     a `spec.mode` other than `cluster` ("only Cluster mode is supported for a kueue managed job"), and
     `spec.dynamicAllocation.enabled: true` unless the job is elastic (`kueue.x-k8s.io/elastic-job: "true"` with
     the ElasticJobsViaWorkloadSlices gate on; from v0.18 Kueue refuses that annotation on a SparkApplication, see
-    KP414, so a managed SparkApplication cannot use dynamic allocation at all). A mode left out is the Spark
-    operator's to default (cluster) and is not judged here.
+    KP414, so a managed SparkApplication cannot use dynamic allocation at all). The webhook exists only where
+    the Configuration enables the sparkoperator.k8s.io/sparkapplication integration (no release's default
+    install does; KP460 says when a queued one is ignored). A mode left out is the Spark operator's to default
+    (cluster) and is not judged here.
 
     Fails:
 
@@ -352,6 +364,18 @@ def spark_managed_mode(obj: Obj, ctx: Context) -> Iterator[Hit]:
         enabled: true
       driver: {coreRequest: "1", memory: 1g}
       executor: {instances: 2, coreRequest: "1", memory: 1g}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: kueue-manager-config
+      namespace: kueue-system
+    data:
+      controller_manager_config.yaml: |
+        apiVersion: config.kueue.x-k8s.io/v1beta2
+        kind: Configuration
+        integrations:
+          frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]
     ```
 
     Passes:
@@ -372,6 +396,18 @@ def spark_managed_mode(obj: Obj, ctx: Context) -> Iterator[Hit]:
       mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
       driver: {coreRequest: "1", memory: 1g}
       executor: {instances: 2, coreRequest: "1", memory: 1g}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: kueue-manager-config
+      namespace: kueue-system
+    data:
+      controller_manager_config.yaml: |
+        apiVersion: config.kueue.x-k8s.io/v1beta2
+        kind: Configuration
+        integrations:
+          frameworks: [batch/job, sparkoperator.k8s.io/sparkapplication]
     ```
     """
     is_managed, elastic = _spark_managed(obj, ctx)
@@ -396,7 +432,7 @@ def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
     queue-name must be a DNS subdomain; max-exec-time-seconds an integer > 0; prebuilt-workload-name a DNS
     subdomain on a kind that supports prebuilt Workloads; `elastic-job: "true"` only on Job / Ray kinds (from
     Kueue v0.18). A kind is checked from the release that registers its integration (SparkApplication and
-    RayService: v0.17); before that no Kueue webhook sees it.
+    RayService: v0.17), and only where the Configuration enables it: otherwise no Kueue webhook sees it.
 
     Fails:
 
@@ -437,7 +473,7 @@ def job_labels(obj: Obj, ctx: Context) -> Iterator[Hit]:
     ```
     """
     release = release_of(obj, ctx)
-    if not registered(FRAMEWORK_BY_KIND[obj.kind], release):
+    if not _webhook_exists(obj, ctx, release):
         return
     queue = obj.labels.get(kueue.QUEUE_LABEL)
     if isinstance(queue, str):
