@@ -144,6 +144,27 @@ spec:
     assert _findings(tmp_path, template.replace("KIND", "Deployment"), "KP440") == []
 
 
+def test_kp440_on_a_sparkapplication_s_driver_labels(tmp_path: Path) -> None:
+    """A SparkApplication's Workload takes its queue from the object (jobframework QueueName); the spark-operator
+    copies spec.driver.labels and spec.executor.labels onto the pods, where the queue label does nothing for it."""
+    spark = """\
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: spark-pi
+  namespace: ml
+spec:
+  type: Scala
+  mode: cluster
+  driver: {coreRequest: "1", memory: 1g, labels: {kueue.x-k8s.io/queue-name: training}}
+  executor: {instances: 2, coreRequest: "1", memory: 1g}
+"""
+    [hit] = _findings(tmp_path, spark, "KP440")
+    assert hit.line == 9 and "'training'" in hit.message  # spec.driver.labels
+    on_object = spark.replace("  namespace: ml\n", "  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: training}\n")
+    assert _findings(tmp_path, on_object, "KP440") == []
+
+
 def test_kp441_max_pod_sets_follows_the_release(tmp_path: Path) -> None:
     jobs = "\n".join(f"  - {{name: job-{i}, template: {{spec: {{template: {{spec: {{containers: [{{name: c, image: b}}]}}}}}}}}}}"
                      for i in range(9))

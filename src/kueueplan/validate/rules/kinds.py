@@ -14,7 +14,20 @@ from kueueplan.validate.registry import Hit, rule
 # leaderworkerset_reconciler.go and statefulset_reconciler.go on the LWS / StatefulSet). Not Deployment, whose pods
 # are each their own Workload and read their own labels, nor Pod.
 _QUEUE_ON_OBJECT = ("Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "TrainJob",
-                    "AppWrapper", "LeaderWorkerSet", "StatefulSet", "RayJob", "RayCluster", "RayService")
+                    "AppWrapper", "LeaderWorkerSet", "StatefulSet", "RayJob", "RayCluster", "RayService",
+                    "SparkApplication")
+
+
+def _template_queue_labels(obj: Obj) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """The queue labels below the object's spec: on every nested `metadata.labels`, and on a SparkApplication's
+    driver and executor `labels` (the spark-operator puts those on the pods)."""
+    if obj.kind == "SparkApplication":
+        for role in ("driver", "executor"):
+            part = obj.spec.get(role)
+            labels = part.get("labels") if isinstance(part, dict) else None
+            if isinstance(labels, dict) and labels.get(kueue.QUEUE_LABEL):
+                yield ("spec", role, "labels", kueue.QUEUE_LABEL), str(labels[kueue.QUEUE_LABEL])
+    yield from _nested_queue_labels(obj.spec, ("spec",))
 
 
 def _nested_queue_labels(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -84,7 +97,7 @@ def queue_label_on_template(obj: Obj, ctx: Context) -> Iterator[Hit]:
     """
     if obj.labels.get(kueue.QUEUE_LABEL) or not isinstance(obj.spec, dict):
         return
-    for path, queue in _nested_queue_labels(obj.spec, ("spec",)):
+    for path, queue in _template_queue_labels(obj):
         yield Hit(obj, path, f"{obj.kind} reads its queue from its own metadata.labels: the "
                              f"{kueue.QUEUE_LABEL}: {queue!r} label on this template is ignored; "
                              "move it to the object's metadata.labels")
