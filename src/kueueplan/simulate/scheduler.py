@@ -333,8 +333,6 @@ class DeferredMessages:
         self._shared: dict[FR, int] = {}
 
     def defer(self, wl: SimWorkload, cq_name: str, sim: Simulation) -> str:
-        self._count += 1
-        token = f"\0deferred quota message {self._count}"
         node = sim.tree.cqs[cq_name]
         shared = None
         if node.parent is not None:  # one copy per cohort and cycle: nominations do not change usage
@@ -342,15 +340,14 @@ class DeferredMessages:
             if self._shared_key != key:
                 self._shared_key, self._shared = key, dict(node.parent.usage)
             shared = self._shared
-        self._pending[wl.key] = (token, wl, sim.cluster.cluster_queues[cq_name], node, dict(node.usage), shared,
+        return self.defer_copies(wl, sim.cluster.cluster_queues[cq_name], node, dict(node.usage), shared,
                                  sim.flavors_of(cq_name))
-        return token
 
     def defer_copies(self, wl: SimWorkload, cq: Any, node: Node, usage: dict[FR, int],
                      shared: dict[FR, int] | None, flavors: Any) -> str:
-        """defer() with what a HeadPlan kept when it parked the head (headplan.py): the ClusterQueue, its node
-        and flavors the nomination read (a configuration change may have replaced them since) and copies of
-        the usage it saw."""
+        """The message token of a head parked without its scan: the ClusterQueue, its node and flavors the
+        nomination read (a configuration change may replace them before the end) and copies of the usage it saw
+        (a HeadPlan keeps those itself, headplan.py)."""
         self._count += 1
         token = f"\0deferred quota message {self._count}"
         self._pending[wl.key] = (token, wl, cq, node, usage, shared, flavors)
