@@ -42,13 +42,26 @@ def _run(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, plans: bool, wri
 
 
 class _Taken:
-    """Counts the plans' paths: heads parked by arithmetic, fitting heads that lost their fit, admissions through
-    a plan, write-backs."""
+    """Counts the plans' paths: heads parked by arithmetic, admissions through a plan, write-backs, fitting heads
+    that lost their fit together, and cohorts whose fitting heads each took their turn after a victim was claimed
+    in the cohort."""
 
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
-        self.n = {"parked": 0, "admitted": 0, "materialized": 0}
+        self.n = {"parked": 0, "admitted": 0, "materialized": 0, "lost together": 0, "in turn after a claim": 0}
         nominate, admit, materialize = (headplan.HeadPlans.nominate, headplan.HeadPlan.admit_head,
                                         headplan.HeadPlan.materialize)
+        lose, turn = headplan.FittingHeads.lose, headplan.FittingHeads.next
+
+        def counted_lose(group: Any, message: str) -> None:
+            self.n["lost together"] += len(group.heads)
+            lose(group, message)
+
+        def counted_turn(group: Any, claims: bool) -> Any:
+            self.n["in turn after a claim"] += claims and not group.exact and bool(group.heads)
+            return turn(group, claims)
+
+        mp.setattr(headplan.FittingHeads, "lose", counted_lose)
+        mp.setattr(headplan.FittingHeads, "next", counted_turn)
 
         def counted_nominate(plans: Any, cycle: int) -> Any:
             got = nominate(plans, cycle)
@@ -104,7 +117,7 @@ def test_perf_shape_same_run_and_every_path_taken(until: str | None, monkeypatch
         with_plans = result_json(simulate(scenario_from_dict(copy.deepcopy(data))))
     assert with_plans == _run(data, monkeypatch, False)
     assert with_plans == _run(data, monkeypatch, True, write_back=True)
-    assert all(n > 0 for n in taken.n.values()), taken.n
+    assert all(n > 0 for k, n in taken.n.items() if k != "in turn after a claim"), taken.n
     if until is not None:  # heads a plan parked show their quota message, made when the plan was written back
         waiting = [w["message"] for w in with_plans["workloads"] if w["state"] == "Pending"]
         assert any("more needed" in m for m in waiting), waiting[:5]
@@ -189,3 +202,28 @@ def test_alone_and_with_several_resources(monkeypatch: pytest.MonkeyPatch) -> No
     out = _same(data, monkeypatch)
     assert [_state(out, f"j{i}")[0] for i in range(4)] == ["Admitted", "Admitted", "Pending", "Pending"]
     assert _state(out, "j2")[1] == "insufficient unused quota for nvidia.com/gpu in flavor f, 1 more needed"
+
+
+def test_fitting_heads_after_a_victim_is_claimed_in_their_cohort(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hog-2 borrows 6 of the cohort's 12 CPUs from qb, so 2 are free. At 1s, ra (qa, within nominal) reclaims
+    them by preempting hog-2, and fc1 and fc2 (2 CPUs each, lower priority, so after ra in the cycle) both fit
+    the snapshot. Kueue's fit check after a preemption counts the claimed victims' quota as free
+    (scheduler.go: the entry fits with the workloads to preempt removed), so both are admitted in that cycle,
+    although only one fits the free quota alone: the fitting heads take their turns one by one once a victim
+    is claimed in their cohort. ra is admitted once hog-2 is evicted."""
+    data = _scenario([_cq("qa", "c", {"cpu": "4"}), _cq("qb", "c", {"cpu": "4"}), _cq("qc", "c", {"cpu": "2"}),
+                      _cq("qd", "c", {"cpu": "2"}), *(_lq(q) for q in ("qa", "qb", "qc", "qd"))],
+                     [_job("hog-1", "qb", "0s", {"cpu": "4"}, run_for="1h", priority="low"),
+                      _job("hog-2", "qb", "0s", {"cpu": "6"}, run_for="1h", priority="low"),
+                      _job("ra", "qa", "1s", {"cpu": "4"}, run_for="10m", priority="high"),
+                      _job("fc1", "qc", "1s", {"cpu": "2"}, run_for="10m", priority="low"),
+                      _job("fc2", "qd", "1s", {"cpu": "2"}, run_for="10m", priority="low")], until="2s")
+    with monkeypatch.context() as mp:
+        taken = _Taken(mp)
+        with_plans = _run(data, monkeypatch, True)
+    assert with_plans == _run(data, monkeypatch, False)
+    assert taken.n["in turn after a claim"] > 0, taken.n
+    admitted = {e["workload"].split("/")[1]: e["at"] for e in with_plans["events"] if e["type"] == "Admitted"}
+    assert admitted == {"hog-1": 0, "hog-2": 0, "fc1": 1, "fc2": 1, "ra": 1}
+    assert [(e["workload"], e["at"]) for e in with_plans["events"] if e["type"] == "Preempted"] == \
+        [("default/hog-2", 1)]

@@ -41,11 +41,13 @@ _Record = tuple[dict[FR, int], dict[FR, int] | None]  # copies of the ClusterQue
 class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
-    __slots__ = ("wl", "bucket", "order", "plain", "checks", "over", "height", "fr", "fit_from", "live_from",
-                 "sort_tail", "fifo_tail", "version")
+    __slots__ = ("wl", "plan", "bucket", "order", "plain", "checks", "over", "height", "fr", "v", "fit_from",
+                 "live_from", "sort_tail", "fifo_tail", "key", "version")
 
-    def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
+    def __init__(self, wl: SimWorkload, plan: "HeadPlan | None", bucket: Any, order: tuple,
+                 plain: dict[FR, int]) -> None:
         self.wl = wl
+        self.plan = plan  # set by the plan that takes the head in
         self.bucket = bucket
         self.order = order  # the queue's order of its bucket's head (queue._order)
         self.plain = plain
@@ -56,11 +58,13 @@ class _Head:
         self.height = 0  # its borrowing height when it fits (scheduler._fit_height)
         # one resource (fr): it fits where free >= fit_from, and parks where free < live_from (classify)
         self.fr: FR | None = next(iter(plain)) if len(plain) == 1 else None
+        self.v = plain[self.fr] if self.fr is not None else 0  # its request in fr
         self.fit_from = self.live_from = 0.0
         # Entry.sort_key / fifo_key after the borrowing height (a queued workload's priority and timestamp only
         # change through a configuration change or a requeue, which end the plan)
         self.sort_tail = (-wl.priority, wl.queue_ts, wl.seq)
         self.fifo_tail = (wl.queue_ts, wl.seq)
+        self.key: tuple = ()  # its Entry's sort key when it fits (scheduler._ordered), made with its numbers
         self.version = -1  # the plan's usage version its numbers are for (HeadPlan.refresh)
 
 
@@ -83,6 +87,8 @@ class HeadPlan:
         self.cq = plans.sim.cluster.cluster_queues[self.name]
         self.flavors = plans.sim.flavors_of(self.name)
         self.heads = heads
+        for h in heads:
+            h.plan = self
         self.parked = parked
         self.count = sum(parked)
         self.pos = 0
@@ -158,6 +164,7 @@ class HeadPlan:
                 short = _INF if cap is not None and cap < v - o else v - o
             checks.append((fr, fit, short))
         h.checks, h.over, h.height = tuple(checks), over, height
+        h.key = (height,) + (h.sort_tail if self.plans.sim.config.priority_sorting else h.fifo_tail)
         if h.fr is not None:  # fit >= min(fit, short): parking needs no fit, over, short
             h.fit_from = checks[0][1]
             h.live_from = min(checks[0][1], checks[0][2]) if over else -_INF
@@ -255,7 +262,7 @@ class HeadPlan:
             if nxt.spec.namespace == wl.spec.namespace and nxt.state == PENDING and nxt.last_assignment is None:
                 # an equivalent (same shapes, priority and queue name) from the same namespace (same LocalQueue
                 # verdicts): plain as the admitted head was
-                head: _Head | None = _Head(nxt, bucket_key, entry[0], admitted.plain)
+                head: _Head | None = _Head(nxt, self, bucket_key, entry[0], admitted.plain)
             else:
                 head = self.plans.head_for(entry, bucket_key, self.name)
             if head is None:  # the next one is not plain: the usual path takes the queue
@@ -264,6 +271,7 @@ class HeadPlan:
                 self.plans.retotal(self.cohort, self.term() - old)
                 self.materialize()
                 return
+            head.plan = self
             heads[i], records[i] = head, None
             while i + 1 < len(heads) and heads[i + 1].order < head.order:  # its later head moves back
                 heads[i], heads[i + 1] = heads[i + 1], heads[i]
@@ -418,7 +426,7 @@ class HeadPlans:
         if sim.admissibility_problem(wl, name) is not None:
             return None
         plain = scheduler._plain_request(sim, wl, name)
-        return None if plain is None else _Head(wl, bucket, entry[0], plain)
+        return None if plain is None else _Head(wl, None, bucket, entry[0], plain)
 
     def _attach(self, q: Any) -> bool:
         name = q.name
@@ -465,15 +473,19 @@ class HeadPlans:
 
     # ------------------------------------------------------------------ nomination
 
-    def nominate(self, cycle: int) -> tuple[bool, bool, list[tuple[HeadPlan, _Head, int | None]]]:
+    def nominate(self, cycle: int) -> tuple[bool, bool, list[tuple[HeadPlan, _Head, int | None]],
+                                            list["FittingHeads"]]:
         """The plans' part of a cycle's nominations: heads that park are parked here (their message
-        deferred); returns (whether any plan had a head, whether one parked, the live heads with their fit
-        height or None)."""
+        deferred); returns (whether any plan had a head, whether one parked, the other live heads with their
+        fit height or None, and per cohort its heads of one resource that fit the snapshot)."""
         any_head = parked = False
         live: list[tuple[HeadPlan, _Head, int | None]] = []
+        groups: list[FittingHeads] = []
         for key, cohort in list(self.active.items()):
             free: dict[FR, int] = {}
             keep = []
+            fits: list[_Head] = []
+            grouped = cohort.root is not None
             epoch = cohort.epoch
             snap = None
             for plan in cohort.active:
@@ -522,12 +534,72 @@ class HeadPlans:
                     if pos < n:
                         keep.append(plan)
                 else:
-                    live.append((plan, h, height if height >= 0 else None))
+                    if height >= 0 and fr is not None and grouped:
+                        fits.append(h)
+                    else:
+                        live.append((plan, h, height if height >= 0 else None))
                     keep.append(plan)
             cohort.active = keep
+            if fits:
+                groups.append(FittingHeads(cohort.root, fits))
             if not keep:
                 del self.active[key]
-        return any_head, parked, live
+        return any_head, parked, live, groups
 
 
-__all__ = ["HeadPlan", "HeadPlans"]
+class FittingHeads:
+    """A cohort's live heads of one resource each that fit the cycle's snapshot, in turn without sorting
+    them all: on a busy cohort most lose their fit to an earlier entry. While no victim is claimed in the
+    cohort, its free quota only falls during the cycle's processing (admissions, preemptors' reservations), so
+    the next head to take its turn is the one with the smallest sort key among those that still fit the free
+    quota: each one passed over would, at its turn, ask for more than the cohort has free and stay as it was
+    (scheduler._fitting_turn's sure loss). Once a victim is claimed in the cohort, every remaining head takes
+    its turn in key order, as any entry."""
+
+    __slots__ = ("root", "heads", "best", "exact")
+
+    def __init__(self, root: Node, heads: list[_Head]) -> None:
+        self.root = root
+        self.heads = heads
+        self.best: _Head | None = None
+        self.exact = False  # a victim is claimed in the cohort: every head takes its turn
+
+    def next(self, claims: bool) -> _Head | None:
+        """The head whose turn comes next in this cohort (None: the rest surely lose); `claims`: whether a
+        victim is claimed in the cohort."""
+        self.exact = self.exact or claims
+        root, best = self.root, self.best
+        if best is not None and not self.exact:
+            room = root.subtree.get(best.fr, 0) - root.usage.get(best.fr, 0)
+            if best.v <= (room if room > 0 else 0):
+                return best
+        best = None
+        rooms: dict[FR, int] = {}
+        exact = self.exact
+        for h in self.heads:
+            if not exact:
+                room = rooms.get(h.fr)
+                if room is None:
+                    room = rooms[h.fr] = max(0, root.subtree.get(h.fr, 0) - root.usage.get(h.fr, 0))
+                if h.v > room:
+                    continue
+            if best is None or h.key < best.key:
+                best = h
+        self.best = best
+        return best
+
+    def take(self, h: _Head) -> None:
+        """`h` takes its turn (as an entry)."""
+        self.heads.remove(h)
+        self.best = None
+
+    def lose(self, message: str) -> None:
+        """The heads left lost their fit to earlier entries: they stay as they were, with `message`."""
+        for h in self.heads:
+            h.wl.message = message
+            plan = h.plan
+            plan.records[plan.pos] = None
+        self.heads = []
+
+
+__all__ = ["FittingHeads", "HeadPlan", "HeadPlans"]

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from kueueplan.kube.objects import ANY, selector_matches
 from kueueplan.simulate import fairsharing, preemption
@@ -21,6 +21,7 @@ from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, N
                                       NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT,
                                                fitting_assignment, quota_message, single_flavor_usage)
+from kueueplan.simulate.headplan import FittingHeads
 from kueueplan.simulate.resource_node import FR, Node, flat_available
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
@@ -134,7 +135,7 @@ def run_cycle(sim: Simulation) -> bool:
         if wl is not None:
             heads.append((name, wl))
     # the heads of queues with a HeadPlan: those that park are parked now (as _surely_parked below)
-    planned, progress, live = plans.nominate(sim.cycle + 1) if plans.active else (False, False, ())
+    planned, progress, live, groups = plans.nominate(sim.cycle + 1) if plans.active else (False, False, (), ())
     if not heads and not planned:
         return False
     sim.cycle += 1
@@ -164,7 +165,7 @@ def run_cycle(sim: Simulation) -> bool:
     claimed = _Claimed()
     temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only
     preemptions: list[tuple[Entry, list[preemption.Target]]] = []
-    for e in ordered:
+    for e in _in_turn(sim, ordered, groups, claimed) if groups else ordered:
         if type(e) is tuple:  # a plan head that fitted the snapshot
             e = _fitting_turn(sim, e, claimed)
             if e is None:
@@ -201,10 +202,9 @@ def _plan_entries(sim: Simulation, live: Any, entries: list[Entry]) -> list[tupl
     the cycle's snapshot are returned as (sort key, plan, head, borrowing height), to become entries only if
     they still fit at their turn (_fitting_turn): on a busy cohort most lose their fit to an earlier entry."""
     fitting = []
-    priority_sorting = sim.config.priority_sorting
     for plan, head, height in live:
         if height is not None:
-            fitting.append(((height,) + (head.sort_tail if priority_sorting else head.fifo_tail), plan, head, height))
+            fitting.append((head.key, plan, head, height))
             continue
         e = Entry(head.wl, plan.name, plan=plan)
         e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, None)
@@ -220,6 +220,32 @@ def _ordered(sim: Simulation, entries: list[Entry], fitting: list[tuple[tuple, A
     if not fitting:
         return sorted(entries, key=sort_key)
     return [item[-1] if len(item) == 2 else item for item in sorted([(sort_key(e), e) for e in entries] + fitting)]
+
+
+def _in_turn(sim: Simulation, ordered: list[Any], groups: list[FittingHeads], claimed: "_Claimed") -> Iterator[Any]:
+    """`ordered` with the heads of `groups` (headplan.FittingHeads) each in its turn, as a tuple of
+    _plan_entries; the heads left over lose their fit."""
+    sort_key = Entry.sort_key if sim.config.priority_sorting else Entry.fifo_key
+    for item in ordered:
+        yield from _group_turns(groups, claimed, item[0] if type(item) is tuple else sort_key(item))
+        yield item
+    yield from _group_turns(groups, claimed, None)
+    for g in groups:
+        g.lose(NO_LONGER_FITS)
+
+
+def _group_turns(groups: list[FittingHeads], claimed: "_Claimed", before: tuple | None) -> Iterator[tuple]:
+    """The groups' heads whose turn comes before the sort key `before` (None: the end), in key order."""
+    while True:
+        best = group = None
+        for g in groups:
+            h = g.next(g.root in claimed.by_root)
+            if h is not None and (best is None or h.key < best.key):
+                best, group = h, g
+        if best is None or (before is not None and best.key > before):
+            return
+        group.take(best)
+        yield best.key, best.plan, best, best.height
 
 
 def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "_Claimed") -> Entry | None:
