@@ -43,11 +43,26 @@ def _run(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, plans: bool, wri
 
 class _Taken:
     """Counts the plans' paths: heads parked by arithmetic, admissions through a plan, write-backs, fitting heads
-    that lost their fit together, and cohorts whose fitting heads each took their turn after a victim was claimed
-    in the cohort."""
+    that lost their fit together, cohorts whose fitting heads each took their turn after a victim was claimed
+    in the cohort, and workloads a plan took in (behind a head, as a new bucket's head, as a bucket's new head)."""
 
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
-        self.n = {"parked": 0, "admitted": 0, "materialized": 0, "lost together": 0, "in turn after a claim": 0}
+        self.n = {"parked": 0, "admitted": 0, "materialized": 0, "lost together": 0, "in turn after a claim": 0,
+                  "taken in": 0, "new top": 0}
+        pushed, new_top = headplan.HeadPlan.pushed, headplan.HeadPlan._new_top
+
+        def counted_pushed(plan: Any, wl: Any) -> bool:
+            took = pushed(plan, wl)
+            self.n["taken in"] += took
+            return took
+
+        def counted_new_top(plan: Any, i: int, top: Any) -> bool:
+            took = new_top(plan, i, top)
+            self.n["new top"] += took
+            return took
+
+        mp.setattr(headplan.HeadPlan, "pushed", counted_pushed)
+        mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
         nominate, admit, materialize = (headplan.HeadPlans.nominate, headplan.HeadPlan.admit_head,
                                         headplan.HeadPlan.materialize)
         lose, turn = headplan.FittingHeads.lose, headplan.FittingHeads.next

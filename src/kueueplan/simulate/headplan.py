@@ -282,6 +282,69 @@ class HeadPlan:
         self._advance()
         self.plans.retotal(self.cohort, self.term() - old)
 
+    def pushed(self, wl: SimWorkload) -> bool:
+        """After queue.push added `wl` to its bucket: True when the plan takes it in (every bucket's head stays, or
+        `wl` heads a new bucket whose nominations the plan can tell: a new, unparked head in its place in head
+        order); False when the queue must be written back (materialize) first."""
+        self.sync_epoch()
+        q = self.q
+        bucket_key = q.members[wl.key][0]
+        top = q._top_entry(q.buckets[bucket_key])
+        heads = self.heads
+        old = self.term()
+        for i, h in enumerate(heads):
+            if h.bucket == bucket_key:
+                if h.wl is not top[2] and not self._new_top(i, top):
+                    return False
+                break
+        else:
+            if bucket_key in self.ghosts or top[2] is not wl:
+                return False
+            head = self.plans.head_for(top, bucket_key, self.name)
+            if head is None:
+                return False
+            head.plan = self
+            i = len(heads)
+            while i > 0 and heads[i - 1].order > head.order:
+                i -= 1
+            had_head = self.pos < len(heads)
+            heads.insert(i, head)
+            self.parked.insert(i, False)
+            self.records.insert(i, None)
+            if i < self.pos:
+                self.pos = i
+            cohort = self.cohort
+            if not had_head and self not in cohort.active:  # plans that may have an unparked head (nominate)
+                cohort.active.append(self)
+                self.plans.active[cohort.key] = cohort
+        self.members += 1
+        self._terms()
+        self.plans.retotal(self.cohort, self.term() - old)
+        return True
+
+    def _new_top(self, i: int, top: tuple) -> bool:
+        """A pushed workload heads bucket i now (an evicted workload keeps its older queue time): it takes the
+        head's place, parked or not, in head order; the old head's deferred quota message is written as
+        materialize would. False where the plan cannot tell its nominations."""
+        head = self.plans.head_for(top, self.heads[i].bucket, self.name)
+        if head is None:
+            return False
+        heads, parked, records = self.heads, self.parked, self.records
+        old, record = heads[i], records[i]
+        if record is not None:
+            old.wl.message = self.plans.sim.deferred.defer_copies(old.wl, self.cq, self.node, record[0], record[1],
+                                                                  self.flavors)
+        head.plan = self
+        heads[i], records[i] = head, None
+        while i > 0 and heads[i - 1].order > head.order:
+            heads[i - 1], heads[i] = heads[i], heads[i - 1]
+            parked[i - 1], parked[i] = parked[i], parked[i - 1]
+            records[i - 1], records[i] = records[i], records[i - 1]
+            i -= 1
+        self.pos = 0  # the first unparked head
+        self._advance()
+        return True
+
     def take_head(self, wl: SimWorkload) -> None:
         """Before a live head is admitted, preempts or is requeued by the usual path: the queue as the
         usual path would hold it, with the head taken out (pop_head)."""

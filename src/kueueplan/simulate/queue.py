@@ -83,14 +83,25 @@ class ClusterQueueQueue:
 
     def push(self, wl: SimWorkload) -> str | None:
         """Add (or re-add) a workload to its bucket heap; returns the bucket's never-admissible verdict if parked."""
-        if self.plan is not None:
-            self.plan.materialize()
+        plan = self.plan
+        if plan is not None:  # a plan takes in a workload that leaves every bucket's head as it was, or heads a new one
+            if wl.key in self.members:
+                return None  # queued already: nothing changes
+            bucket = self._add(wl)
+            if plan.pushed(wl):
+                return None
+            plan.materialize()
         self._touch()
         if self.ready is not None:
             self.ready.add(self.name)
-        self.inadmissible.pop(wl.key, None)
-        if wl.key in self.members:
-            return None
+        if plan is None:
+            self.inadmissible.pop(wl.key, None)
+            if wl.key in self.members:
+                return None
+            bucket = self._add(wl)
+        return bucket.verdict if bucket.parked else None
+
+    def _add(self, wl: SimWorkload) -> _Bucket:
         h = wl.equivalence_hash()
         self._token += 1
         self.members[wl.key] = (h, self._token)
@@ -98,7 +109,7 @@ class ClusterQueueQueue:
         if bucket is None:
             bucket = self.buckets[h] = _Bucket()
         heapq.heappush(bucket.heap, (_order(wl), self._token, wl))
-        return bucket.verdict if bucket.parked else None
+        return bucket
 
     def remove(self, key: str) -> None:
         if key not in self.members and key not in self.inadmissible and self._sticky != key:
