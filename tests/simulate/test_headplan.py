@@ -43,11 +43,11 @@ def _run(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, plans: bool, wri
 
 class _Taken:
     """Counts the plans' paths: heads parked by arithmetic, admissions through a plan, write-backs, fitting heads
-    that lost their fit together, cohorts whose fitting heads each took their turn after a victim was claimed
+    that lost their fit at their turn, cohorts whose fitting heads each took their turn after a victim was claimed
     in the cohort, and workloads a plan took in (behind a head, as a new bucket's head, as a bucket's new head)."""
 
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
-        self.n = {"parked": 0, "admitted": 0, "materialized": 0, "lost together": 0, "in turn after a claim": 0,
+        self.n = {"parked": 0, "admitted": 0, "materialized": 0, "lost their fit": 0, "in turn after a claim": 0,
                   "taken in": 0, "new top": 0}
         pushed, new_top = headplan.HeadPlan.pushed, headplan.HeadPlan._new_top
 
@@ -65,18 +65,16 @@ class _Taken:
         mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
         nominate, admit, materialize = (headplan.HeadPlans.nominate, headplan.HeadPlan.admit_head,
                                         headplan.HeadPlan.materialize)
-        lose, turn = headplan.FittingHeads.lose, headplan.FittingHeads.next
+        turn = headplan.FittingHeads.turn
 
-        def counted_lose(group: Any, message: str) -> None:
-            self.n["lost together"] += len(group.heads)
-            lose(group, message)
+        def counted_turn(group: Any, claims: bool, message: str) -> Any:
+            exact = group.exact
+            h = turn(group, claims, message)
+            self.n["lost their fit"] += h is None
+            self.n["in turn after a claim"] += group.exact and not exact
+            return h
 
-        def counted_turn(group: Any, claims: bool) -> Any:
-            self.n["in turn after a claim"] += claims and not group.exact and bool(group.heads)
-            return turn(group, claims)
-
-        mp.setattr(headplan.FittingHeads, "lose", counted_lose)
-        mp.setattr(headplan.FittingHeads, "next", counted_turn)
+        mp.setattr(headplan.FittingHeads, "turn", counted_turn)
 
         def counted_nominate(plans: Any, cycle: int) -> Any:
             got = nominate(plans, cycle)
@@ -242,3 +240,41 @@ def test_fitting_heads_after_a_victim_is_claimed_in_their_cohort(monkeypatch: py
     assert admitted == {"hog-1": 0, "hog-2": 0, "fc1": 1, "fc2": 1, "ra": 1}
     assert [(e["workload"], e["at"]) for e in with_plans["events"] if e["type"] == "Preempted"] == \
         [("default/hog-2", 1)]
+
+
+def test_a_fitting_head_that_lost_its_turn_stays_lost_after_a_claim(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hog-2 borrows 6 of the cohort's 12 CPUs, so 2 are free. At 1s w and a (high priority) both fit that
+    snapshot, and e (low priority, within its nominal quota) can only reclaim. In the cycle's order w takes the 2
+    free CPUs; a's turn comes next and it no longer fits; then e claims hog-2. The victim's quota counts as free
+    only for entries after e: a had its turn already and waits for the next cycle, where, with hog-2 evicted, a
+    and then e are admitted (scheduler.go processes the entries once, in order)."""
+    data = _scenario([_cq("qw", "c", {"cpu": "2"}), _cq("qa", "c", {"cpu": "2"}), _cq("qe", "c", {"cpu": "4"}),
+                      _cq("qb", "c", {"cpu": "4"}), *(_lq(q) for q in ("qw", "qa", "qe", "qb"))],
+                     [_job("hog-1", "qb", "0s", {"cpu": "4"}, run_for="1h", priority="low"),
+                      _job("hog-2", "qb", "0s", {"cpu": "6"}, run_for="1h", priority="low"),
+                      _job("w", "qw", "1s", {"cpu": "2"}, run_for="10m", priority="high"),
+                      _job("a", "qa", "1s", {"cpu": "2"}, run_for="10m", priority="high"),
+                      _job("e", "qe", "1s", {"cpu": "4"}, run_for="10m", priority="low")], until="2s")
+    with_plans = _run(data, monkeypatch, True)
+    assert with_plans == _run(data, monkeypatch, False)
+    order = [(e["type"], e["workload"].split("/")[1]) for e in with_plans["events"]
+             if e["at"] == 1 and e["type"] in ("QuotaReserved", "Preempted")]
+    assert order == [("QuotaReserved", "w"), ("Preempted", "hog-2"), ("QuotaReserved", "a"),
+                     ("QuotaReserved", "e")], order
+
+
+def test_alone_with_one_resource(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ClusterQueue without a cohort whose heads of one resource park by arithmetic: a parked head makes its
+    cycle productive (the engine runs another), so every bucket's head is tried in the instant. Three priority
+    levels (three buckets) on 2 CPUs: the two high ones run; mid and low (withinClusterQueue LowerPriority cannot
+    preempt higher ones) are each nominated, parked and say why."""
+    data = _scenario([_cq("solo", None, {"cpu": "2"}), _lq("solo"),
+                      {"apiVersion": V2, "kind": "WorkloadPriorityClass", "metadata": {"name": "mid"}, "value": 50}],
+                     [_job("h1", "solo", "0s", {"cpu": "1"}, run_for="10s", priority="high"),
+                      _job("h2", "solo", "0s", {"cpu": "1"}, run_for="10s", priority="high"),
+                      _job("m", "solo", "0s", {"cpu": "1"}, run_for="10s", priority="mid"),
+                      _job("l", "solo", "0s", {"cpu": "1"}, run_for="10s", priority="low")], until="5s")
+    out = _same(data, monkeypatch)
+    assert [_state(out, n)[0] for n in ("h1", "h2")] == ["Admitted", "Admitted"]
+    for name in ("m", "l"):
+        assert _state(out, name) == ("Pending", "insufficient unused quota for cpu in flavor f, 1 more needed")

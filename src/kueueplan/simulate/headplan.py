@@ -550,7 +550,11 @@ class HeadPlans:
             fits: list[_Head] = []
             grouped = cohort.root is not None
             epoch = cohort.epoch
-            snap = None
+            snap = None  # the cohort's usage as its nominations see it, when a head parks (None alone)
+            parks = False
+            delta = 0  # the signature terms' change (HeadPlan.park)
+            last_fr: FR | None = None  # the resource of the last head classified and the cohort's room in it
+            room = 0
             for plan in cohort.active:
                 if plan.detached:
                     continue
@@ -562,38 +566,38 @@ class HeadPlans:
                         plan.count = plan.ghost_count = 0
                     plan.pos = 0
                 pos = plan.pos
-                if pos >= len(heads):
+                n = len(heads)
+                if pos >= n:
                     continue
-                any_head = True
                 h = heads[pos]
                 if h.version != plan.version:
                     plan.refresh(h)
                 fr = h.fr
                 if fr is not None:  # classify, inline for one resource
-                    room = free.get(fr)
-                    if room is None:
-                        room = cohort.free(fr, free)
-                    height = h.height if room >= h.fit_from else None if room < h.live_from else -1
+                    if fr != last_fr:
+                        room = free.get(fr)  # type: ignore[assignment]
+                        if room is None:
+                            room = cohort.free(fr, free)
+                        last_fr = fr
+                    # live_from <= fit_from: a head short of quota is one that does not fit
+                    height = None if room < h.live_from else h.height if room >= h.fit_from else -1
                 else:
                     height = plan.classify(h, free)
                 if height is None:  # park, inline
-                    if snap is None:
+                    if not parks:
                         snap = cohort.snapshot(cycle)
+                        parks = True
                     terms = plan.terms
                     k = plan.count + plan.ghost_count
-                    delta = terms[k + 1] - terms[k]
-                    cohort.total += delta
-                    self.total += delta
+                    delta += terms[k + 1] - terms[k]
                     flags = plan.parked
                     flags[pos] = True
                     plan.records[pos] = (plan.usage_snap or plan.usage_copy(), snap)
                     plan.count += 1
                     pos += 1
-                    n = len(heads)
                     while pos < n and flags[pos]:
                         pos += 1
                     plan.pos = pos
-                    parked = True
                     if pos < n:
                         keep.append(plan)
                 else:
@@ -602,6 +606,12 @@ class HeadPlans:
                     else:
                         live.append((plan, h, height if height >= 0 else None))
                     keep.append(plan)
+            if keep or parks:
+                any_head = True
+            if parks:
+                parked = True
+                cohort.total += delta
+                self.total += delta
             cohort.active = keep
             if fits:
                 groups.append(FittingHeads(cohort.root, fits))
@@ -611,58 +621,40 @@ class HeadPlans:
 
 
 class FittingHeads:
-    """A cohort's live heads of one resource each that fit the cycle's snapshot, in turn without sorting
-    them all: on a busy cohort most lose their fit to an earlier entry. While no victim is claimed in the
-    cohort, its free quota only falls during the cycle's processing (admissions, preemptors' reservations), so
-    the next head to take its turn is the one with the smallest sort key among those that still fit the free
-    quota: each one passed over would, at its turn, ask for more than the cohort has free and stay as it was
-    (scheduler._fitting_turn's sure loss). Once a victim is claimed in the cohort, every remaining head takes
-    its turn in key order, as any entry."""
+    """A cohort's live heads of one resource each that fit the cycle's snapshot, in key order, to take their
+    turns among the cycle's entries without an Entry each: on a busy cohort most lose their fit to an earlier
+    entry. While no victim is claimed in the cohort, a head whose turn comes when it asks for more than the
+    cohort has free surely loses (scheduler._fitting_turn) and stays as it was, here; once a victim is claimed in
+    the cohort, every later head takes its turn as an entry."""
 
-    __slots__ = ("root", "heads", "best", "exact")
+    __slots__ = ("root", "heads", "i", "exact")
 
     def __init__(self, root: Node, heads: list[_Head]) -> None:
+        heads.sort(key=_key)
         self.root = root
         self.heads = heads
-        self.best: _Head | None = None
-        self.exact = False  # a victim is claimed in the cohort: every head takes its turn
+        self.i = 0  # heads[i] is the next whose turn comes
+        self.exact = False  # a victim is claimed in the cohort: every later head takes its turn as an entry
 
-    def next(self, claims: bool) -> _Head | None:
-        """The head whose turn comes next in this cohort (None: the rest surely lose); `claims`: whether a
-        victim is claimed in the cohort."""
+    def turn(self, claims: bool, message: str) -> _Head | None:
+        """heads[i]'s turn: the head if it takes it as an entry, else None (it lost its fit and stays as it was,
+        with `message`); `claims`: whether a victim is claimed in the cohort by now."""
+        h = self.heads[self.i]
+        self.i += 1
         self.exact = self.exact or claims
-        root, best = self.root, self.best
-        if best is not None and not self.exact:
-            room = root.subtree.get(best.fr, 0) - root.usage.get(best.fr, 0)
-            if best.v <= (room if room > 0 else 0):
-                return best
-        best = None
-        rooms: dict[FR, int] = {}
-        exact = self.exact
-        for h in self.heads:
-            if not exact:
-                room = rooms.get(h.fr)
-                if room is None:
-                    room = rooms[h.fr] = max(0, root.subtree.get(h.fr, 0) - root.usage.get(h.fr, 0))
-                if h.v > room:
-                    continue
-            if best is None or h.key < best.key:
-                best = h
-        self.best = best
-        return best
+        if not self.exact:
+            root, fr = self.root, h.fr
+            room = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+            if h.v > (room if room > 0 else 0):
+                h.wl.message = message
+                plan = h.plan
+                plan.records[plan.pos] = None
+                return None
+        return h
 
-    def take(self, h: _Head) -> None:
-        """`h` takes its turn (as an entry)."""
-        self.heads.remove(h)
-        self.best = None
 
-    def lose(self, message: str) -> None:
-        """The heads left lost their fit to earlier entries: they stay as they were, with `message`."""
-        for h in self.heads:
-            h.wl.message = message
-            plan = h.plan
-            plan.records[plan.pos] = None
-        self.heads = []
+def _key(h: _Head) -> tuple:
+    return h.key
 
 
 __all__ = ["FittingHeads", "HeadPlan", "HeadPlans"]

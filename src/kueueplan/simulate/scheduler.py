@@ -223,29 +223,27 @@ def _ordered(sim: Simulation, entries: list[Entry], fitting: list[tuple[tuple, A
 
 
 def _in_turn(sim: Simulation, ordered: list[Any], groups: list[FittingHeads], claimed: "_Claimed") -> Iterator[Any]:
-    """`ordered` with the heads of `groups` (headplan.FittingHeads) each in its turn, as a tuple of
-    _plan_entries; the heads left over lose their fit."""
+    """`ordered` with the heads of `groups` (headplan.FittingHeads) in their turns: those that take it as a
+    tuple of _plan_entries."""
     sort_key = Entry.sort_key if sim.config.priority_sorting else Entry.fifo_key
     for item in ordered:
         yield from _group_turns(groups, claimed, item[0] if type(item) is tuple else sort_key(item))
         yield item
     yield from _group_turns(groups, claimed, None)
-    for g in groups:
-        g.lose(NO_LONGER_FITS)
 
 
 def _group_turns(groups: list[FittingHeads], claimed: "_Claimed", before: tuple | None) -> Iterator[tuple]:
-    """The groups' heads whose turn comes before the sort key `before` (None: the end), in key order."""
+    """The turns of the groups' heads that come before the sort key `before` (None: the end), in key order."""
     while True:
-        best = group = None
+        group = None
         for g in groups:
-            h = g.next(g.root in claimed.by_root)
-            if h is not None and (best is None or h.key < best.key):
-                best, group = h, g
-        if best is None or (before is not None and best.key > before):
+            if g.i < len(g.heads) and (group is None or g.heads[g.i].key < group.heads[group.i].key):
+                group = g
+        if group is None or (before is not None and group.heads[group.i].key > before):
             return
-        group.take(best)
-        yield best.key, best.plan, best, best.height
+        h = group.turn(group.root in claimed.by_root, NO_LONGER_FITS)
+        if h is not None:
+            yield h.key, h.plan, h, h.height
 
 
 def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "_Claimed") -> Entry | None:
