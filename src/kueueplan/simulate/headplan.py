@@ -115,10 +115,8 @@ class HeadPlan:
     def _terms(self) -> None:
         """The engine's signature term per number of parked buckets (engine._queues_signature); the cohort's
         sum with every bucket unparked follows."""
-        term = self.plans.term
         old = self.terms[0] if self.terms else 0
-        self.terms = [term((self.name, None, self.members, 0, k))
-                      for k in range(len(self.heads) + len(self.ghosts) + 1)]
+        self.terms = self.plans.terms_for(self.name, self.members, len(self.heads) + len(self.ghosts) + 1)
         if old:
             self.cohort.zero += self.terms[0] - old
 
@@ -415,8 +413,19 @@ class HeadPlans:
         self.total = 0  # the plans' part of the engine's queue signature
         self._eligible: dict[str, bool] = {}
         self._refused: dict[str, int] = {}  # queue -> its token when a plan could not be made
+        self._term_lists: dict[tuple[str, int, int], list[int]] = {}  # terms_for
 
     # ------------------------------------------------------------------ lifecycle
+
+    def terms_for(self, name: str, members: int, n: int) -> list[int]:
+        """The signature terms of a queue with `members` workloads and 0..n-1 parked buckets (HeadPlan._terms),
+        remembered: a queue's member count goes up and down over the same few values. Never mutated."""
+        key = (name, members, n)
+        got = self._term_lists.get(key)
+        if got is None:
+            term = self.term
+            got = self._term_lists[key] = [term((name, None, members, 0, k)) for k in range(n)]
+        return got
 
     def retotal(self, cohort: _Cohort, delta: int) -> None:
         cohort.total += delta
