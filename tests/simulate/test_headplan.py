@@ -65,16 +65,16 @@ class _Taken:
         mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
         nominate, admit, materialize = (headplan.HeadPlans.nominate, headplan.HeadPlan.admit_head,
                                         headplan.HeadPlan.materialize)
-        turn = headplan.FittingHeads.turn
+        next_turn = headplan.FittingHeads.next_turn
 
-        def counted_turn(group: Any, claims: bool, message: str) -> Any:
-            exact = group.exact
-            h = turn(group, claims, message)
-            self.n["lost their fit"] += h is None
+        def counted_turn(group: Any, claims: bool, before: Any, message: str) -> Any:
+            exact, i = group.exact, group.i
+            h = next_turn(group, claims, before, message)
+            self.n["lost their fit"] += group.i - i
             self.n["in turn after a claim"] += group.exact and not exact
             return h
 
-        mp.setattr(headplan.FittingHeads, "turn", counted_turn)
+        mp.setattr(headplan.FittingHeads, "next_turn", counted_turn)
 
         def counted_nominate(plans: Any, cycle: int) -> Any:
             got = nominate(plans, cycle)

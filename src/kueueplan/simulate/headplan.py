@@ -645,21 +645,35 @@ class FittingHeads:
         self.i = 0  # heads[i] is the next whose turn comes
         self.exact = False  # a victim is claimed in the cohort: every later head takes its turn as an entry
 
-    def turn(self, claims: bool, message: str) -> _Head | None:
-        """heads[i]'s turn: the head if it takes it as an entry, else None (it lost its fit and stays as it was,
-        with `message`); `claims`: whether a victim is claimed in the cohort by now."""
-        h = self.heads[self.i]
-        self.i += 1
+    def next_turn(self, claims: bool, before: tuple | None, message: str) -> _Head | None:
+        """The next head to take its turn before the sort key `before` (None: the end), left in place (the caller
+        moves `i` past it), or None; the heads whose turns come first and that lose them are passed, with
+        `message`. `claims`: whether a victim is claimed in the cohort by now."""
+        heads, i = self.heads, self.i
+        n = len(heads)
         self.exact = self.exact or claims
-        if not self.exact:
-            root, fr = self.root, h.fr
-            room = root.subtree.get(fr, 0) - root.usage.get(fr, 0)
-            if h.v > (room if room > 0 else 0):
-                h.wl.message = message
-                plan = h.plan
-                plan.records[plan.pos] = None
-                return None
-        return h
+        if self.exact:
+            return heads[i] if i < n and (before is None or heads[i].key < before) else None
+        root = self.root
+        room_fr: FR | None = None
+        room = 0
+        while i < n:
+            h = heads[i]
+            if before is not None and h.key > before:
+                break
+            if h.fr != room_fr:  # the cohort's free quota stays put until a head or entry takes its turn
+                room_fr = h.fr
+                room = root.subtree.get(room_fr, 0) - root.usage.get(room_fr, 0)
+                room = room if room > 0 else 0
+            if h.v <= room:
+                self.i = i
+                return h
+            h.wl.message = message
+            plan = h.plan
+            plan.records[plan.pos] = None
+            i += 1
+        self.i = i
+        return None
 
 
 def _key(h: _Head) -> tuple:

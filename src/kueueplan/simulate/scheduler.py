@@ -233,17 +233,18 @@ def _in_turn(sim: Simulation, ordered: list[Any], groups: list[FittingHeads], cl
 
 
 def _group_turns(groups: list[FittingHeads], claimed: "_Claimed", before: tuple | None) -> Iterator[tuple]:
-    """The turns of the groups' heads that come before the sort key `before` (None: the end), in key order."""
+    """The turns of the groups' heads that come before the sort key `before` (None: the end), in key order:
+    those that take them, as tuples of _plan_entries (FittingHeads.next_turn passes the others)."""
     while True:
-        group = None
+        best = group = None
         for g in groups:
-            if g.i < len(g.heads) and (group is None or g.heads[g.i].key < group.heads[group.i].key):
-                group = g
-        if group is None or (before is not None and group.heads[group.i].key > before):
+            h = g.next_turn(g.root in claimed.by_root, before, NO_LONGER_FITS)
+            if h is not None and (best is None or h.key < best.key):
+                best, group = h, g
+        if best is None:
             return
-        h = group.turn(group.root in claimed.by_root, NO_LONGER_FITS)
-        if h is not None:
-            yield h.key, h.plan, h, h.height
+        group.i += 1
+        yield best.key, best.plan, best, best.height
 
 
 def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "_Claimed") -> Entry | None:
