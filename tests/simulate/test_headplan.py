@@ -51,8 +51,8 @@ class _Taken:
                   "taken in": 0, "new top": 0}
         pushed, new_top = headplan.HeadPlan.pushed, headplan.HeadPlan._new_top
 
-        def counted_pushed(plan: Any, wl: Any) -> bool:
-            took = pushed(plan, wl)
+        def counted_pushed(plan: Any, wl: Any, bucket_key: Any, bucket: Any) -> bool:
+            took = pushed(plan, wl, bucket_key, bucket)
             self.n["taken in"] += took
             return took
 
@@ -130,7 +130,9 @@ def test_perf_shape_same_run_and_every_path_taken(until: str | None, monkeypatch
         with_plans = result_json(simulate(scenario_from_dict(copy.deepcopy(data))))
     assert with_plans == _run(data, monkeypatch, False)
     assert with_plans == _run(data, monkeypatch, True, write_back=True)
-    assert all(n > 0 for k, n in taken.n.items() if k != "in turn after a claim"), taken.n
+    # claims have their own test; a bucket's new head (an evicted workload back in a planned queue) comes late
+    optional = {"in turn after a claim"} | ({"new top"} if until == "700ms" else set())
+    assert all(n > 0 for k, n in taken.n.items() if k not in optional), taken.n
     if until is not None:  # heads a plan parked show their quota message, made when the plan was written back
         waiting = [w["message"] for w in with_plans["workloads"] if w["state"] == "Pending"]
         assert any("more needed" in m for m in waiting), waiting[:5]

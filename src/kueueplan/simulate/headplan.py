@@ -279,17 +279,18 @@ class HeadPlan:
         self._terms()
         self._advance()
         self.plans.retotal(self.cohort, self.term() - old)
+        if not heads and not self.ghosts:
+            self.materialize()  # an empty queue: what comes next is the usual path's until a cycle plans it again
 
-    def pushed(self, wl: SimWorkload) -> bool:
-        """After queue.push added `wl` to its bucket: True when the plan takes it in (every bucket's head stays, or
+    def pushed(self, wl: SimWorkload, bucket_key: Any, bucket: Any) -> bool:
+        """After queue.push added `wl` to `bucket`: True when the plan takes it in (every bucket's head stays, or
         `wl` heads a new bucket whose nominations the plan can tell: a new, unparked head in its place in head
         order); False when the queue must be written back (materialize) first."""
-        self.sync_epoch()
-        q = self.q
-        bucket_key = q.members[wl.key][0]
-        top = q._top_entry(q.buckets[bucket_key])
+        if self.epoch != self.cohort.epoch:
+            self.sync_epoch()
+        top = self.q._top_entry(bucket)
         heads = self.heads
-        old = self.term()
+        old = self.terms[self.count + self.ghost_count]  # term()
         for i, h in enumerate(heads):
             if h.bucket == bucket_key:
                 if h.wl is not top[2] and not self._new_top(i, top):
@@ -413,18 +414,21 @@ class HeadPlans:
         self.total = 0  # the plans' part of the engine's queue signature
         self._eligible: dict[str, bool] = {}
         self._refused: dict[str, int] = {}  # queue -> its token when a plan could not be made
-        self._term_lists: dict[tuple[str, int, int], list[int]] = {}  # terms_for
+        self._term_lists: dict[tuple[str, int], list[int]] = {}  # terms_for
 
     # ------------------------------------------------------------------ lifecycle
 
     def terms_for(self, name: str, members: int, n: int) -> list[int]:
-        """The signature terms of a queue with `members` workloads and 0..n-1 parked buckets (HeadPlan._terms),
-        remembered: a queue's member count goes up and down over the same few values. Never mutated."""
-        key = (name, members, n)
+        """The signature terms of a queue with `members` workloads and 0, 1, ... parked buckets (HeadPlan._terms),
+        at least n of them, remembered: a queue's member count goes up and down over the same few values. Only
+        ever extended."""
+        key = (name, members)
         got = self._term_lists.get(key)
         if got is None:
+            got = self._term_lists[key] = []
+        if len(got) < n:
             term = self.term
-            got = self._term_lists[key] = [term((name, None, members, 0, k)) for k in range(n)]
+            got += [term((name, None, members, 0, k)) for k in range(len(got), n)]
         return got
 
     def retotal(self, cohort: _Cohort, delta: int) -> None:

@@ -88,7 +88,7 @@ class ClusterQueueQueue:
             if wl.key in self.members:
                 return None  # queued already: nothing changes
             bucket = self._add(wl)
-            if plan.pushed(wl):
+            if plan.pushed(wl, self.members[wl.key][0], bucket):
                 return None
             plan.materialize()
         self._touch()

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import heapq
 from typing import Any, Iterator
 
 from kueueplan.kube.objects import ANY, selector_matches
@@ -234,17 +235,22 @@ def _in_turn(sim: Simulation, ordered: list[Any], groups: list[FittingHeads], cl
 
 def _group_turns(groups: list[FittingHeads], claimed: "_Claimed", before: tuple | None) -> Iterator[tuple]:
     """The turns of the groups' heads that come before the sort key `before` (None: the end), in key order:
-    those that take them, as tuples of _plan_entries (FittingHeads.next_turn passes the others)."""
-    while True:
-        best = group = None
-        for g in groups:
-            h = g.next_turn(g.root in claimed.by_root, before, NO_LONGER_FITS)
-            if h is not None and (best is None or h.key < best.key):
-                best, group = h, g
-        if best is None:
-            return
-        group.i += 1
-        yield best.key, best.plan, best, best.height
+    those that take them, as tuples of _plan_entries (FittingHeads.next_turn passes the others). A head's
+    turn changes only its own cohort's quota (it claims no victims), so the other groups' next heads stand."""
+    nxt = []
+    for n, g in enumerate(groups):
+        h = g.next_turn(g.root in claimed.by_root, before, NO_LONGER_FITS)
+        if h is not None:
+            nxt.append((h.key, n, h))
+    heapq.heapify(nxt)
+    while nxt:
+        _, n, h = heapq.heappop(nxt)
+        g = groups[n]
+        g.i += 1
+        yield h.key, h.plan, h, h.height
+        h = g.next_turn(g.root in claimed.by_root, before, NO_LONGER_FITS)
+        if h is not None:
+            heapq.heappush(nxt, (h.key, n, h))
 
 
 def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "_Claimed") -> Entry | None:
