@@ -10,11 +10,12 @@ changes), so that:
 - a requeue-all of the cohort costs O(1): a new epoch, in which every plan counts as unparked;
 - a nomination that parks the head costs a few comparisons, and its quota message is made only if it is
   still shown when the queue is next read (the copies of the usage it saw go to DeferredMessages then);
-- a head that fits or may preempt is nominated as usual (a live head): one that fits the cycle's snapshot
-  becomes an entry only if it still fits at its turn (scheduler.run_cycle), an admitted head leaves its
-  bucket to the next workload (admit_head), and anything else the usual path does to the queue (a preemptor
-  waiting for its victims, a new workload, a deletion, a configuration change, the end of the run) first
-  writes the plan back into the queue (`materialize`; queue.ClusterQueueQueue's methods do it themselves);
+- a head that fits or may preempt is nominated as usual (a live head): those of a cohort that fit the
+  cycle's snapshot take their turns as a group (FittingHeads) and become entries only if they still fit then,
+  an admitted head leaves its bucket to the next workload (admit_head), a pushed workload joins the plan
+  (pushed), and anything else the usual path does to the queue (a preemptor waiting for its victims, a
+  deletion, a configuration change, the end of the run) first writes the plan back into the queue
+  (`materialize`; queue.ClusterQueueQueue's methods do it themselves);
 - the engine's per-cycle state signature counts the queue as its structure would be (HeadPlan.terms).
 
 Which queues: the scheduler's plain case (scheduler._plain_request, _surely_parked): classical preemption,
