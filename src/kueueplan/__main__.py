@@ -1,3 +1,3 @@
-from kueueplan.cli import main
+from kueueplan.cli import run
 
-main()
+run()

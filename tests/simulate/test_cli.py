@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import kueueplan
 from kueueplan.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -186,3 +190,25 @@ def test_objects_kueue_would_reject_are_warned_about_not_refused(tmp_path: Path)
     assert f"{path}:7: KP308 ClusterQueue/cq" in warnings[0] and "would reject" in warnings[0]
     assert "KP414 Job/default/j" in warnings[1]  # one warning for the two copies of the workload
     assert json.loads(out)["scenario"] == "t"
+
+
+def _process(args: list[str], **kw: object) -> subprocess.CompletedProcess:
+    """`python -m kueueplan ARGS` in a child process: the console script's own exit (cli.run)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(kueueplan.__file__).resolve().parents[1])}
+    env.pop("PYTHONUNBUFFERED", None)  # buffered, as a shell runs it: the output is flushed before the exit
+    return subprocess.run([sys.executable, "-m", "kueueplan", *args], capture_output=True, text=True, env=env,
+                          timeout=120, **kw)
+
+
+def test_console_script_exits_with_the_commands_code_and_all_its_output(tmp_path: Path) -> None:
+    """cli.run ends the process without the interpreter's teardown: the exit code is the command's (0, 1 for a
+    failed expectation, 2 for unusable input) and everything written to stdout and stderr arrives."""
+    path = write(tmp_path, BASE.replace("count: 2", "count: 3000"))
+    done = _process(["simulate", str(path), "-o", "json"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == invoke(["simulate", str(path), "-o", "json"])[1]  # 2.3 MB, to the last byte
+    failed = _process(["simulate", str(write(tmp_path, BASE + "  expectations:\n  - workload: default/j-2\n"
+                                                       "    admittedWithin: 30s\n", "f.yaml"))])
+    assert failed.returncode == 1 and "default/j-2 was admitted after 1m, expected within 30s" in failed.stderr
+    missing = _process(["simulate", str(tmp_path / "nope.yaml")])
+    assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "Traceback" not in missing.stderr

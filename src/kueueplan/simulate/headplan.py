@@ -28,6 +28,7 @@ compares runs with plans on and off.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from kueueplan.kube.objects import ANY, LOWER_PRIORITY, NEVER
@@ -36,6 +37,7 @@ from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import PENDING, SimWorkload
 
 _INF = float("inf")
+_KEY = attrgetter("key")  # _Head.key
 _Record = tuple[dict[FR, int], dict[FR, int] | None]  # copies of the ClusterQueue's and its cohort's usage
 
 
@@ -644,7 +646,7 @@ class FittingHeads:
     __slots__ = ("root", "heads", "i", "exact")
 
     def __init__(self, root: Node, heads: list[_Head]) -> None:
-        heads.sort(key=_key)
+        heads.sort(key=_KEY)
         self.root = root
         self.heads = heads
         self.i = 0  # heads[i] is the next whose turn comes
@@ -679,10 +681,6 @@ class FittingHeads:
             i += 1
         self.i = i
         return None
-
-
-def _key(h: _Head) -> tuple:
-    return h.key
 
 
 __all__ = ["FittingHeads", "HeadPlan", "HeadPlans"]
