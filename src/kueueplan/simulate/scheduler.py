@@ -22,7 +22,6 @@ from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, N
                                       NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT,
                                                fitting_assignment, quota_message, single_flavor_usage)
-from kueueplan.simulate.headplan import FittingHeads
 from kueueplan.simulate.resource_node import FR, Node, flat_available
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
@@ -223,7 +222,7 @@ def _ordered(sim: Simulation, entries: list[Entry], fitting: list[tuple[tuple, A
     return [item[-1] if len(item) == 2 else item for item in sorted([(sort_key(e), e) for e in entries] + fitting)]
 
 
-def _in_turn(sim: Simulation, ordered: list[Any], groups: list[FittingHeads], claimed: "_Claimed") -> Iterator[Any]:
+def _in_turn(sim: Simulation, ordered: list[Any], groups: list[Any], claimed: "_Claimed") -> Iterator[Any]:
     """`ordered` with the heads of `groups` (headplan.FittingHeads) in their turns: those that take it as a
     tuple of _plan_entries."""
     sort_key = Entry.sort_key if sim.config.priority_sorting else Entry.fifo_key
@@ -233,7 +232,7 @@ def _in_turn(sim: Simulation, ordered: list[Any], groups: list[FittingHeads], cl
     yield from _group_turns(groups, claimed, None)
 
 
-def _group_turns(groups: list[FittingHeads], claimed: "_Claimed", before: tuple | None) -> Iterator[tuple]:
+def _group_turns(groups: list[Any], claimed: "_Claimed", before: tuple | None) -> Iterator[tuple]:
     """The turns of the groups' heads that come before the sort key `before` (None: the end), in key order:
     those that take them, as tuples of _plan_entries (FittingHeads.next_turn passes the others). A head's
     turn changes only its own cohort's quota (it claims no victims), so the other groups' next heads stand."""
