@@ -19,13 +19,19 @@ A mixin of `engine.Simulation`:
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_left
+from operator import itemgetter
+from typing import Any
 
 from kueueplan.simulate.flavorassigner import Assignment
-from kueueplan.simulate.resource_node import FR
+from kueueplan.simulate.preemption import other_queue_order
+from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.scenario import NEVER
 from kueueplan.simulate.workload import (ADMITTED, DEACTIVATED, PENDING, QUOTA_RESERVED, SimWorkload)
 
 PODS_READY_TIMEOUT = "PodsReadyTimeout"
+_KEY = itemgetter(0)
+_NO_HOLDERS: list[Any] = []  # shared, never written
 ADMISSION_CHECK = "AdmissionCheck"
 DEACTIVATED_REASON = "Deactivated"
 REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
@@ -103,6 +109,7 @@ class WorkloadController:
         q = self.queues.get(wl.cluster_queue or "")
         if q is not None and q.plan is not None:
             q.plan.usage_changed()  # its heads' numbers read this usage
+        self._index_holder(wl, sign)
 
     def usage_below(self, cq: str, priority: int) -> dict[FR, int]:
         """The usage of a ClusterQueue's preemption candidates under withinClusterQueue LowerPriority: its quota
@@ -117,6 +124,63 @@ class WorkloadController:
                 for fr, v in usage.items():
                     out[fr] = out.get(fr, 0) + v
         return out
+
+    # The cohort index: per cohort tree root and (flavor, resource), the quota holders of its active ClusterQueues
+    # that use it, as (CandidatesOrdering key, workload) in that order. A flat cohort's preemption search reads
+    # it from the front and stops at the first targets that fit (preemption.Preemptor._flat_level) instead of
+    # gathering and sorting every candidate. The key is fixed while a workload holds quota (a priority change
+    # goes through _count_usage), so admission and release keep the lists sorted by bisection; a new tree or
+    # active set (configuration changes) makes the index stale, and its next read rebuilds it.
+
+    def cohort_holders(self, root: Node, fr: FR) -> list[tuple[tuple, SimWorkload]]:
+        """The holders under `root` that use fr (as workloads_in: active ClusterQueues only), in
+        CandidatesOrdering among other queues, each with its key. Read-only."""
+        if self._active is None:
+            self.active_cluster_queues()
+        tree, active, index = self._cohort_index
+        if tree is not self.tree or active is not self._active_set:
+            index = self._build_cohort_index()
+        return index.get(root, {}).get(fr, _NO_HOLDERS)
+
+    def _build_cohort_index(self) -> dict[Node, dict[FR, list[tuple[tuple, SimWorkload]]]]:
+        index: dict[Node, dict[FR, list[tuple[tuple, SimWorkload]]]] = {}
+        cqs, active = self.tree.cqs, self._active_set
+        for cq, holders in self.holders.items():
+            node = cqs.get(cq)
+            if node is None or cq not in active:
+                continue
+            per_fr = index.setdefault(node.root(), {})
+            for w in holders.values():
+                entry = (other_queue_order(w), w)
+                for fr in w.usage:
+                    per_fr.setdefault(fr, []).append(entry)
+        for per_fr in index.values():
+            for entries in per_fr.values():
+                entries.sort(key=_KEY)  # keys are unique (reserve_seq)
+        self._cohort_index = (self.tree, active, index)
+        return index
+
+    def _index_holder(self, wl: SimWorkload, sign: int) -> None:
+        """wl starts (+1) or stops (-1) holding quota with its current key: insert or remove its entries."""
+        tree, active, index = self._cohort_index
+        if tree is not self.tree or active is not self._active_set or self._active is None:
+            return  # stale: rebuilt on the next read
+        cq = wl.cluster_queue or ""
+        node = tree.cqs.get(cq)
+        if node is None or cq not in active:
+            return
+        per_fr = index.setdefault(node.root(), {})
+        key = other_queue_order(wl)
+        for fr in wl.usage:
+            entries = per_fr.setdefault(fr, [])
+            i = bisect_left(entries, key, key=_KEY)
+            if sign > 0:
+                entries.insert(i, (key, wl))
+            elif i < len(entries) and entries[i][1] is wl:
+                del entries[i]
+            else:
+                self._cohort_index = (None, None, {})  # not where its key says: rebuild rather than guess
+                return
 
     # ------------------------------------------------------------------ timers
 
