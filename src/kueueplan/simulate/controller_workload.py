@@ -137,39 +137,36 @@ class WorkloadController:
         CandidatesOrdering among other queues, each with its key. Read-only."""
         if self._active is None:
             self.active_cluster_queues()
-        tree, active, index = self._cohort_index
+        tree, active, index, _ = self._cohort_index
         if tree is not self.tree or active is not self._active_set:
             index = self._build_cohort_index()
         return index.get(root, {}).get(fr, _NO_HOLDERS)
 
     def _build_cohort_index(self) -> dict[Node, dict[FR, list[tuple[tuple, SimWorkload]]]]:
         index: dict[Node, dict[FR, list[tuple[tuple, SimWorkload]]]] = {}
-        cqs, active = self.tree.cqs, self._active_set
-        for cq, holders in self.holders.items():
-            node = cqs.get(cq)
-            if node is None or cq not in active:
-                continue
-            per_fr = index.setdefault(node.root(), {})
-            for w in holders.values():
-                entry = (other_queue_order(w), w)
-                for fr in w.usage:
-                    per_fr.setdefault(fr, []).append(entry)
+        by_cq: dict[str, dict[FR, list[tuple[tuple, SimWorkload]]]] = {}  # each active ClusterQueue's root's
+        active = self._active_set
+        for cq, node in self.tree.cqs.items():
+            if cq in active:
+                per_fr = by_cq[cq] = index.setdefault(node.root(), {})
+                for w in self.holders.get(cq, {}).values():
+                    entry = (other_queue_order(w), w)
+                    for fr in w.usage:
+                        per_fr.setdefault(fr, []).append(entry)
         for per_fr in index.values():
             for entries in per_fr.values():
                 entries.sort(key=_KEY)  # keys are unique (reserve_seq)
-        self._cohort_index = (self.tree, active, index)
+        self._cohort_index = (self.tree, active, index, by_cq)
         return index
 
     def _index_holder(self, wl: SimWorkload, sign: int) -> None:
         """wl starts (+1) or stops (-1) holding quota with its current key: insert or remove its entries."""
-        tree, active, index = self._cohort_index
+        tree, active, _, by_cq = self._cohort_index
         if tree is not self.tree or active is not self._active_set or self._active is None:
             return  # stale: rebuilt on the next read
-        cq = wl.cluster_queue or ""
-        node = tree.cqs.get(cq)
-        if node is None or cq not in active:
-            return
-        per_fr = index.setdefault(node.root(), {})
+        per_fr = by_cq.get(wl.cluster_queue or "")
+        if per_fr is None:
+            return  # not in the tree, or inactive
         key = other_queue_order(wl)
         for fr in wl.usage:
             entries = per_fr.setdefault(fr, [])
@@ -179,7 +176,7 @@ class WorkloadController:
             elif i < len(entries) and entries[i][1] is wl:
                 del entries[i]
             else:
-                self._cohort_index = (None, None, {})  # not where its key says: rebuild rather than guess
+                self._cohort_index = (None, None, {}, {})  # not where its key says: rebuild rather than guess
                 return
 
     # ------------------------------------------------------------------ timers
