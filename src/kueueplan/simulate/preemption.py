@@ -5,7 +5,9 @@ CQs over nominal found while walking from the preemptor's parent to the root, cl
 hierarchical / reclaim-without-borrowing / reclaim-while-borrowing; ordered by CandidatesOrdering;
 one or two greedy passes with or without borrowing; then the minimal set (fillBackWorkloads).
 All trial removals are made on the live quota tree and undone before returning. Searches run only while a
-cycle nominates, when holders and usage stay put, so cohort levels' candidate lists are cached per cycle.
+cycle nominates, when holders and usage stay put, so cohort levels' candidate lists are cached per cycle; a
+flat cohort's one-resource search instead reads its level lazily from the holders kept in candidate order
+(State.cohort_holders), as far as its pass goes.
 """
 
 from __future__ import annotations
