@@ -156,8 +156,9 @@ def _busy_fixed() -> dict[str, Any]:
 @SETTINGS
 @given(st.one_of(busy_cohorts(), changing_cohorts()))
 def test_lazy_flat_level_equals_the_gathered_level(data: dict[str, Any]) -> None:
-    """Every flat level read lazily holds, in order and with the same variants, the candidates that gathering
-    every holder of the queues over nominal, sorting and classifying them gives (_level_candidates)."""
+    """Every flat level read lazily (and shared by a cycle's searches) holds, in order and with the same
+    variants, the candidates that gathering every holder of the queues over nominal, sorting and classifying
+    them gives (_level_holders, _classify)."""
     _check_levels(data)
 
 
@@ -174,7 +175,8 @@ def _check_levels(data: dict[str, Any]) -> int:
         level, hierarchical = original(self, skip_priority)
         if level is not None:
             cache, self.cache = self.cache, {}  # a fresh search, not this cycle's cached lists
-            gathered = self._level_candidates(self.node.parent, None, hierarchical)
+            root = self.node.parent
+            gathered = self._classify(self._level_holders(root, None), root, False, hierarchical)
             self.cache = cache
             assert [(c.wl.key, c.variant, c.lca) for c in level] == \
                 [(c.wl.key, c.variant, c.lca) for c in gathered]

@@ -161,15 +161,17 @@ class WorkloadController:
 
     def _index_holder(self, wl: SimWorkload, sign: int) -> None:
         """wl starts (+1) or stops (-1) holding quota with its current key: insert or remove its entries."""
-        tree, active, _, by_cq = self._cohort_index
-        if tree is not self.tree or active is not self._active_set or self._active is None:
+        index = self._cohort_index
+        if index[0] is not self.tree or index[1] is not self._active_set or self._active is None:
             return  # stale: rebuilt on the next read
-        per_fr = by_cq.get(wl.cluster_queue or "")
+        per_fr = index[3].get(wl.cluster_queue)
         if per_fr is None:
             return  # not in the tree, or inactive
         key = other_queue_order(wl)
         for fr in wl.usage:
-            entries = per_fr.setdefault(fr, [])
+            entries = per_fr.get(fr)
+            if entries is None:
+                entries = per_fr[fr] = []
             i = bisect_left(entries, key, key=_KEY)
             if sign > 0:
                 entries.insert(i, (key, wl))

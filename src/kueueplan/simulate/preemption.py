@@ -68,7 +68,7 @@ def candidates_order_key(wl: SimWorkload, preemptor_cq: str) -> tuple:
 
 def other_queue_order(wl: SimWorkload) -> tuple:
     """CandidatesOrdering among workloads on the same side of "other CQs first" (reserve_seq is unique)."""
-    return (wl.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
+    return (wl.spec.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
 
 
 def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str) -> bool:
@@ -221,12 +221,13 @@ class Preemptor:
 
     # A flat cohort and one (flavor, resource), the shape of most searches: the root is the only level, and a
     # pass mostly stops at its first few candidates. The level is read lazily from the cohort index (holders
-    # already in candidate order), so a search costs what its pass reads, not the cohort's size.
+    # already in candidate order), so a search costs what its pass reads, not the cohort's size; like the
+    # gathered levels, it is shared by the cycle's searches with the same priority and rules.
 
     def _flat_level(self, skip_priority: bool) -> tuple[_Level | None, bool]:
-        """_collect_hierarchical's one level in a flat cohort (None when it is not searched), and whether it is
-        hierarchical (the preemptor fits in its own nominal quota). The preemptor's own queue is never in it:
-        collectCandidatesInSubtree skips it within nominal and _level_candidates drops it over nominal."""
+        """_collect_hierarchical's one level in a flat cohort (None when it is not searched), with the
+        preemptor's own queue's candidates (when it is over nominal: _level_candidates drops them, so the pass
+        skips them), and whether it is hierarchical (the preemptor fits in its own nominal quota)."""
         p = self.cq.preemption
         root = self.node.parent
         if root is None or p.reclaim_within_cohort == NEVER:
@@ -241,11 +242,17 @@ class Preemptor:
             forbidden, threshold = self._bwc_forbidden()
             fixed = V_RECLAIM_WITHOUT_BORROWING if forbidden else None
         (fr, _), = self.usage.items()
-        return _Level(self._flat_candidates(root, fr, fixed, threshold), fixed), advantage
+        key = ("flat", id(root), fr, fixed, threshold, self.wl.priority, p.reclaim_within_cohort)
+        level = self.cache.get(key)
+        if level is None:
+            level = _Level(self._flat_candidates(root, fr, fixed, threshold), fr, fixed)
+            if p.reclaim_within_cohort != LOWER_OR_NEWER_EQUAL_PRIORITY:  # that one reads the preemptor's time
+                self.cache[key] = level
+        return level, advantage
 
     def _flat_candidates(self, root: Node, fr: FR, fixed: int | None, threshold: int | None
                          ) -> Iterator[_Candidate]:
-        """_classify over _level_holders(root, None) less the preemptor's own queue, in the same order."""
+        """_classify over _level_holders(root, None), in the same order."""
         policy = self.cq.preemption.reclaim_within_cohort
         pw = self.wl
         pprio = pw.priority
@@ -260,9 +267,9 @@ class Preemptor:
             return
         newer_equal = policy == LOWER_OR_NEWER_EQUAL_PRIORITY
         cqs = self.state.tree.cqs
-        own = self.node.name
-        over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level), not the preemptor's
-        for key, w in self.state.cohort_holders(root, fr):
+        over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level)
+        # a copy: the level may be read after holders changed in the cycle (it then goes on with the old ones)
+        for key, w in list(self.state.cohort_holders(root, fr)):
             wprio = key[0]
             if stop is not None and wprio >= stop:
                 return
@@ -270,7 +277,7 @@ class Preemptor:
             ok = over.get(cq)
             if ok is None:
                 node = cqs[cq or ""]
-                ok = over[cq] = cq != own and node.subtree.get(fr, 0) < node.usage.get(fr, 0)
+                ok = over[cq] = node.subtree.get(fr, 0) < node.usage.get(fr, 0)
             if not ok or newer_equal and not satisfies_policy(pw, w, policy):
                 continue
             if fixed is not None:
@@ -283,7 +290,8 @@ class Preemptor:
 
     def _targets_flat_single(self, same: list[_Candidate], forbidden: bool, borrow_only: bool) -> list[Target]:
         level, hierarchical = self._flat_level(skip_priority=borrow_only)
-        cohort = level is not None and bool(level)
+        own = self.cq.name
+        cohort = level is not None and any(c.wl.cluster_queue != own for c in level)
         if not cohort and not same:
             return []
         for borrow in _attempts(cohort, cohort and hierarchical, forbidden, borrow_only):
@@ -449,15 +457,20 @@ class Preemptor:
             a = root_room if cap is None else min(cap, root_room)
             need_avail = v - max(0, a)
         # every candidate of a pass with borrowing is invalid when the level's variant is reclaim-without-borrowing
-        cohort: Iterable[_Candidate] = () if level is None or borrow and level.fixed == V_RECLAIM_WITHOUT_BORROWING \
-            else level
+        if borrow and level is not None and level.fixed == V_RECLAIM_WITHOUT_BORROWING:
+            level = None
         chosen: list[_Candidate] = []
-        if need_own > 0 and cohort and root is not None:
+        cohort: Iterable[_Candidate] = ()
+        if level is not None and need_own > 0 and root is not None:
             # Only own candidates lower need_own, so the pass cannot stop among the other queues' candidates:
-            # it takes each one whose queue is still over nominal (_level_walk).
-            chosen, removed_total = _level_walk(cohort, cqs, fr, borrow)
+            # it takes each one whose queue is still over nominal (_Level.walk; the preemptor's own queue's
+            # candidates are left out, and no other queue's depend on them).
+            entries, total, by_queue = level.walk(cqs, borrow)
+            chosen = [c for c, cq in entries if cq != own_name]
+            removed_total = total - by_queue.get(own_name, 0)
             need_avail -= removed_total
-            cohort = ()
+        elif level is not None:
+            cohort = (c for c in level if c.wl.cluster_queue != own_name)
         for c in chain(cohort, same):
             w = c.wl
             cq = w.cluster_queue or ""
@@ -565,15 +578,17 @@ class Preemptor:
 
 class _Level:
     """A flat cohort level's candidates, pulled from their source (in candidate order) only as far as a pass
-    reads them and kept for the next pass; `fixed` is every candidate's variant, unless it depends on one's
-    priority."""
+    reads them and kept for the next pass or search; `fixed` is every candidate's variant, unless it depends on
+    one's priority."""
 
-    __slots__ = ("_source", "got", "fixed")
+    __slots__ = ("_source", "got", "fr", "fixed", "_walks")
 
-    def __init__(self, source: Iterator[_Candidate], fixed: int | None) -> None:
+    def __init__(self, source: Iterator[_Candidate], fr: FR, fixed: int | None) -> None:
         self._source = source
         self.got: list[_Candidate] = []
+        self.fr = fr
         self.fixed = fixed
+        self._walks: dict[bool, tuple[list[tuple[_Candidate, str]], int, dict[str, int]]] = {}
 
     def __iter__(self) -> Iterator[_Candidate]:
         got = self.got
@@ -587,8 +602,13 @@ class _Level:
             yield got[i]
             i += 1
 
-    def __bool__(self) -> bool:
-        return next(iter(self), None) is not None
+    def walk(self, cqs: dict[str, Node], borrow: bool) -> tuple[list[tuple[_Candidate, str]], int, dict[str, int]]:
+        """The candidates a pass takes when it cannot stop among them: each whose queue is still over nominal,
+        in order (with its queue), their total usage, and that total per queue; remembered with the level."""
+        got = self._walks.get(borrow)
+        if got is None:
+            got = self._walks[borrow] = _walk(self, cqs, self.fr, borrow)
+        return got
 
 
 def _attempts(cohort: bool, hier: bool, forbidden: bool, borrow_only: bool) -> list[bool]:
@@ -602,12 +622,12 @@ def _attempts(cohort: bool, hier: bool, forbidden: bool, borrow_only: bool) -> l
     return [True, False]
 
 
-def _level_walk(level: Iterable[_Candidate], cqs: dict[str, Node], fr: FR, borrow: bool
-                ) -> tuple[list[_Candidate], int]:
-    """The cohort candidates a pass takes when it cannot stop among them (each whose queue is still over
-    nominal, in order) and their total usage."""
+def _walk(level: Iterable[_Candidate], cqs: dict[str, Node], fr: FR, borrow: bool
+          ) -> tuple[list[tuple[_Candidate, str]], int, dict[str, int]]:
+    """_Level.walk."""
     over_left: dict[str, int] = {}
-    taken: list[_Candidate] = []
+    taken: list[tuple[_Candidate, str]] = []
+    by_queue: dict[str, int] = {}
     total = 0
     for c in level:
         if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
@@ -618,9 +638,10 @@ def _level_walk(level: Iterable[_Candidate], cqs: dict[str, Node], fr: FR, borro
             continue  # that queue is back within nominal
         u = c.wl.usage.get(fr, 0)
         over_left[cq] = left - u
-        taken.append(c)
+        taken.append((c, cq))
+        by_queue[cq] = by_queue.get(cq, 0) + u
         total += u
-    return taken, total
+    return taken, total, by_queue
 
 
 def _over_nominal(over_left: dict[str, int], cqs: dict[str, Node], cq: str, fr: FR) -> int:
