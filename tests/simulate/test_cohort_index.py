@@ -208,3 +208,22 @@ def test_flat_path_with_changes_matches_the_tree(data: dict[str, Any]) -> None:
         assert fast == result_json(engine_mod.simulate(scenario_from_dict(data)))
     finally:
         preemption.Preemptor.__init__ = original  # type: ignore[method-assign]
+
+
+def test_levels_do_not_outlive_their_cycle() -> None:
+    """A run pauses the cycle collector (heap.py), so a shared level must not sit in a reference cycle: once
+    the cycle's cache is dropped, reference counting frees every level and its search."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        sim = Simulation(scenario_from_dict(_busy_fixed()))
+        sim.run()
+        assert sum(1 for e in sim.events if e["type"] == "Preempted") > 10
+        sim._preemption_cache = (-1, {})
+        alive = [o for o in gc.get_objects() if isinstance(o, (preemption._Level, preemption.Preemptor))]
+        assert alive == []
+    finally:
+        if was:
+            gc.enable()

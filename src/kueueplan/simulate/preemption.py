@@ -245,48 +245,11 @@ class Preemptor:
         key = ("flat", id(root), fr, fixed, threshold, self.wl.priority, p.reclaim_within_cohort)
         level = self.cache.get(key)
         if level is None:
-            level = _Level(self._flat_candidates(root, fr, fixed, threshold), fr, fixed)
+            source = _flat_candidates(self.state, self.wl, p.reclaim_within_cohort, root, fr, fixed, threshold)
+            level = _Level(source, fr, fixed)
             if p.reclaim_within_cohort != LOWER_OR_NEWER_EQUAL_PRIORITY:  # that one reads the preemptor's time
                 self.cache[key] = level
         return level, advantage
-
-    def _flat_candidates(self, root: Node, fr: FR, fixed: int | None, threshold: int | None
-                         ) -> Iterator[_Candidate]:
-        """_classify over _level_holders(root, None), in the same order."""
-        policy = self.cq.preemption.reclaim_within_cohort
-        pw = self.wl
-        pprio = pw.priority
-        # CandidatesOrdering puts lower priorities first: past the preemptor's, no holder satisfies a Lower* policy
-        if policy == ANY:
-            stop: int | None = None
-        elif policy == LOWER_PRIORITY:
-            stop = pprio
-        elif policy == LOWER_OR_NEWER_EQUAL_PRIORITY:
-            stop = pprio + 1
-        else:
-            return
-        newer_equal = policy == LOWER_OR_NEWER_EQUAL_PRIORITY
-        cqs = self.state.tree.cqs
-        over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level)
-        # a copy: the level may be read after holders changed in the cycle (it then goes on with the old ones)
-        for key, w in list(self.state.cohort_holders(root, fr)):
-            wprio = key[0]
-            if stop is not None and wprio >= stop:
-                return
-            cq = w.cluster_queue
-            ok = over.get(cq)
-            if ok is None:
-                node = cqs[cq or ""]
-                ok = over[cq] = node.subtree.get(fr, 0) < node.usage.get(fr, 0)
-            if not ok or newer_equal and not satisfies_policy(pw, w, policy):
-                continue
-            if fixed is not None:
-                variant = fixed
-            elif wprio >= pprio or (threshold is not None and wprio > threshold):
-                variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
-            else:
-                variant = V_RECLAIM_WHILE_BORROWING
-            yield _Candidate(w, root, variant)
 
     def _targets_flat_single(self, same: list[_Candidate], forbidden: bool, borrow_only: bool) -> list[Target]:
         level, hierarchical = self._flat_level(skip_priority=borrow_only)
@@ -574,6 +537,45 @@ class Preemptor:
                 self._defer(wl, -1)
         self._flush()
         return chosen
+
+
+def _flat_candidates(state: State, pw: SimWorkload, policy: str, root: Node, fr: FR, fixed: int | None,
+                     threshold: int | None) -> Iterator[_Candidate]:
+    """Preemptor._classify over Preemptor._level_holders(root, None), in the same order, for preemptor pw and
+    reclaimWithinCohort `policy`. A function, not a method: a level kept in the cycle's cache holds it, and
+    a reference back to the Preemptor (which holds that cache) would be a cycle the paused collector leaves."""
+    pprio = pw.priority
+    # CandidatesOrdering puts lower priorities first: past the preemptor's, no holder satisfies a Lower* policy
+    if policy == ANY:
+        stop: int | None = None
+    elif policy == LOWER_PRIORITY:
+        stop = pprio
+    elif policy == LOWER_OR_NEWER_EQUAL_PRIORITY:
+        stop = pprio + 1
+    else:
+        return
+    newer_equal = policy == LOWER_OR_NEWER_EQUAL_PRIORITY
+    cqs = state.tree.cqs
+    over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level)
+    # a copy: the level may be read after holders changed in the cycle (it then goes on with the old ones)
+    for key, w in list(state.cohort_holders(root, fr)):
+        wprio = key[0]
+        if stop is not None and wprio >= stop:
+            return
+        cq = w.cluster_queue
+        ok = over.get(cq)
+        if ok is None:
+            node = cqs[cq or ""]
+            ok = over[cq] = node.subtree.get(fr, 0) < node.usage.get(fr, 0)
+        if not ok or newer_equal and not satisfies_policy(pw, w, policy):
+            continue
+        if fixed is not None:
+            variant = fixed
+        elif wprio >= pprio or (threshold is not None and wprio > threshold):
+            variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
+        else:
+            variant = V_RECLAIM_WHILE_BORROWING
+        yield _Candidate(w, root, variant)
 
 
 class _Level:
