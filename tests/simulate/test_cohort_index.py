@@ -1,9 +1,10 @@
 """The cohort index and the lazily read flat cohort level against the paths they replace.
 
-controller_workload keeps, per cohort tree root and (flavor, resource), the quota holders in CandidatesOrdering,
-updated on admission, release and priority changes and rebuilt after configuration changes
-(cohort_holders); a flat cohort's one-resource preemption search reads its only level from it, candidate by
-candidate, as far as its pass goes (preemption.Preemptor._flat_level). The inputs are Kueue's performance
+controller_workload keeps, per cohort tree root, (flavor, resource) and priority, the quota holders in the order
+of their reservation (CandidatesOrdering's reverse within a priority), updated on admission and release and
+rebuilt after configuration changes or anything out of order (cohort_holders); a flat cohort's one-resource
+preemption search reads its only level from it, candidate by candidate, as far as its pass goes
+(preemption.Preemptor._flat_level). The inputs are Kueue's performance
 shape in small (test_properties.busy_cohorts) with changes during the run: WorkloadPriorityClass values
 (holders change priority, so their place in the order), ClusterQueues moving cohorts or changing quota
 (a new quota tree), and ClusterQueues made inactive (a flavor that does not exist: their holders are no
@@ -76,9 +77,11 @@ def _read_index(sim: Simulation) -> dict[tuple[int, Any], list[tuple[tuple, str]
     frs = {fr for ws in sim.holders.values() for w in ws.values() for fr in w.usage}
     for root in roots.values():
         for fr in frs:
-            got = sim.cohort_holders(root, fr)
-            if got:
-                out[(id(root), fr)] = [(key, w.key) for key, w in got]
+            groups = sim.cohort_holders(root, fr)  # per priority, in reservation order: candidates' is its reverse
+            if groups:
+                assert all(groups.values())  # no empty priority is kept
+                out[(id(root), fr)] = [(other_queue_order(w), w.key) for prio in sorted(groups)
+                                       for w in reversed(groups[prio])]
     return out
 
 
@@ -216,6 +219,7 @@ def test_levels_do_not_outlive_their_cycle() -> None:
     import gc
 
     was = gc.isenabled()
+    gc.collect()  # what earlier tests left in cycles
     gc.disable()
     try:
         sim = Simulation(scenario_from_dict(_busy_fixed()))
@@ -227,3 +231,24 @@ def test_levels_do_not_outlive_their_cycle() -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_out_of_order_updates_rebuild_the_index() -> None:
+    """An entry that would not keep reservation order (a holder put back behind later reservations), or a
+    removal of what the index does not hold, makes the index stale; its next read is rebuilt, not guessed."""
+    data = _busy_fixed()
+    data["spec"]["until"] = "1s"
+    sim = Simulation(scenario_from_dict(data))
+    sim.run()
+    assert _read_index(sim) == _fresh_index(sim)
+    roots = {n.root() for n in sim.tree.cqs.values()}
+    group = next(g for root in roots for g in sim.cohort_holders(root, ("f", "cpu")).values() if len(g) > 1)
+    oldest = next(iter(group))
+    sim._index_holder(oldest, -1)
+    assert sim._cohort_index[0] is sim.tree  # a removal in place
+    sim._index_holder(oldest, +1)
+    assert sim._cohort_index[0] is None  # behind later reservations: stale
+    assert _read_index(sim) == _fresh_index(sim)
+    sim._index_holder(oldest, -1)
+    sim._index_holder(oldest, -1)
+    assert sim._cohort_index[0] is None  # it was not there any more: stale

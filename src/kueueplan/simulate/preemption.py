@@ -44,8 +44,8 @@ class State(Protocol):
 
     def preemption_cache(self) -> dict: ...  # emptied whenever holders or usage may have changed
 
-    # workloads_in of every ClusterQueue under a root that use fr, as (other_queue_order, workload) in that order
-    def cohort_holders(self, root: Node, fr: FR) -> list[tuple[tuple, SimWorkload]]: ...
+    # workloads_in of every ClusterQueue under a root that use fr, per priority, each in reserve_order
+    def cohort_holders(self, root: Node, fr: FR) -> dict[int, dict[SimWorkload, None]]: ...
 
 
 @dataclass
@@ -69,6 +69,11 @@ def candidates_order_key(wl: SimWorkload, preemptor_cq: str) -> tuple:
 def other_queue_order(wl: SimWorkload) -> tuple:
     """CandidatesOrdering among workloads on the same side of "other CQs first" (reserve_seq is unique)."""
     return (wl.spec.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
+
+
+def reserve_order(wl: SimWorkload) -> tuple[int, int]:
+    """The order of reservation: among holders of one priority, other_queue_order is its reverse."""
+    return (wl.reserved_at or 0, wl.reserve_seq)
 
 
 def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str) -> bool:
@@ -557,25 +562,27 @@ def _flat_candidates(state: State, pw: SimWorkload, policy: str, root: Node, fr:
     newer_equal = policy == LOWER_OR_NEWER_EQUAL_PRIORITY
     cqs = state.tree.cqs
     over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level)
-    # a copy: the level may be read after holders changed in the cycle (it then goes on with the old ones)
-    for key, w in list(state.cohort_holders(root, fr)):
-        wprio = key[0]
+    # CandidatesOrdering among other queues: priority, then most recently reserved first. Copies: the level may
+    # be read after holders changed in the cycle (it then goes on with the old ones)
+    snapshot = sorted((prio, list(group)) for prio, group in state.cohort_holders(root, fr).items())
+    for wprio, group in snapshot:
         if stop is not None and wprio >= stop:
             return
-        cq = w.cluster_queue
-        ok = over.get(cq)
-        if ok is None:
-            node = cqs[cq or ""]
-            ok = over[cq] = node.subtree.get(fr, 0) < node.usage.get(fr, 0)
-        if not ok or newer_equal and not satisfies_policy(pw, w, policy):
-            continue
-        if fixed is not None:
-            variant = fixed
-        elif wprio >= pprio or (threshold is not None and wprio > threshold):
-            variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
-        else:
-            variant = V_RECLAIM_WHILE_BORROWING
-        yield _Candidate(w, root, variant)
+        for w in reversed(group):
+            cq = w.cluster_queue
+            ok = over.get(cq)
+            if ok is None:
+                node = cqs[cq or ""]
+                ok = over[cq] = node.subtree.get(fr, 0) < node.usage.get(fr, 0)
+            if not ok or newer_equal and not satisfies_policy(pw, w, policy):
+                continue
+            if fixed is not None:
+                variant = fixed
+            elif wprio >= pprio or (threshold is not None and wprio > threshold):
+                variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
+            else:
+                variant = V_RECLAIM_WHILE_BORROWING
+            yield _Candidate(w, root, variant)
 
 
 class _Level:
