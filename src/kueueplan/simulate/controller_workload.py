@@ -28,11 +28,11 @@ from kueueplan.simulate.scenario import NEVER
 from kueueplan.simulate.workload import (ADMITTED, DEACTIVATED, PENDING, QUOTA_RESERVED, SimWorkload)
 
 PODS_READY_TIMEOUT = "PodsReadyTimeout"
-_NO_HOLDERS: dict[Any, Any] = {}  # shared, never written
 ADMISSION_CHECK = "AdmissionCheck"
 DEACTIVATED_REASON = "Deactivated"
 REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
 MAX_EXEC_EXCEEDED = "MaximumExecutionTimeExceeded"
+_NO_HOLDERS: dict[Any, Any] = {}  # shared, never written
 
 
 class WorkloadController:
@@ -127,8 +127,9 @@ class WorkloadController:
     # among other queues is priority first, then the reverse of that order. A flat cohort's preemption search
     # reads it from the front and stops at the first targets that fit (preemption.Preemptor._flat_level)
     # instead of gathering and sorting every candidate. Reservations come in that order, so admission appends
-    # and release pops, in O(1); a priority change (through _count_usage) or anything else out of order, and
-    # a new tree or active set (configuration changes), make the index stale, and its next read rebuilds it.
+    # and release deletes, in O(1) (a priority change goes through _count_usage: out, then in at the new
+    # priority); an entry out of order, and a new tree or active set (configuration changes), make the index
+    # stale, and its next read rebuilds it.
 
     def cohort_holders(self, root: Node, fr: FR) -> dict[int, dict[SimWorkload, None]]:
         """The holders under `root` that use fr (as workloads_in: active ClusterQueues only) per priority, each

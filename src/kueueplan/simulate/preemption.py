@@ -6,8 +6,8 @@ hierarchical / reclaim-without-borrowing / reclaim-while-borrowing; ordered by C
 one or two greedy passes with or without borrowing; then the minimal set (fillBackWorkloads).
 All trial removals are made on the live quota tree and undone before returning. Searches run only while a
 cycle nominates, when holders and usage stay put, so cohort levels' candidate lists are cached per cycle; a
-flat cohort's one-resource search instead reads its level lazily from the holders kept in candidate order
-(State.cohort_holders), as far as its pass goes.
+flat cohort's one-resource search instead reads its level lazily from the holders kept per priority in
+reservation order (State.cohort_holders: candidate order, reversed within a priority), as far as its pass goes.
 """
 
 from __future__ import annotations
@@ -226,8 +226,8 @@ class Preemptor:
 
     # A flat cohort and one (flavor, resource), the shape of most searches: the root is the only level, and a
     # pass mostly stops at its first few candidates. The level is read lazily from the cohort index (holders
-    # already in candidate order), so a search costs what its pass reads, not the cohort's size; like the
-    # gathered levels, it is shared by the cycle's searches with the same priority and rules.
+    # already in candidate order, but for a reversal), so a search costs what its pass reads, not the cohort's
+    # size; like the gathered levels, it is shared by the cycle's searches with the same priority and rules.
 
     def _flat_level(self, skip_priority: bool) -> tuple[_Level | None, bool]:
         """_collect_hierarchical's one level in a flat cohort (None when it is not searched), with the
