@@ -19,9 +19,11 @@ A mixin of `engine.Simulation`:
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from kueueplan.simulate.flavorassigner import Assignment
-from kueueplan.simulate.resource_node import FR
+from kueueplan.simulate.preemption import reserve_order
+from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.scenario import NEVER
 from kueueplan.simulate.workload import (ADMITTED, DEACTIVATED, PENDING, QUOTA_RESERVED, SimWorkload)
 
@@ -30,6 +32,7 @@ ADMISSION_CHECK = "AdmissionCheck"
 DEACTIVATED_REASON = "Deactivated"
 REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
 MAX_EXEC_EXCEEDED = "MaximumExecutionTimeExceeded"
+_NO_HOLDERS: dict[Any, Any] = {}  # shared, never written
 
 
 class WorkloadController:
@@ -103,6 +106,7 @@ class WorkloadController:
         q = self.queues.get(wl.cluster_queue or "")
         if q is not None and q.plan is not None:
             q.plan.usage_changed()  # its heads' numbers read this usage
+        self._index_holder(wl, sign)
 
     def usage_below(self, cq: str, priority: int) -> dict[FR, int]:
         """The usage of a ClusterQueue's preemption candidates under withinClusterQueue LowerPriority: its quota
@@ -117,6 +121,71 @@ class WorkloadController:
                 for fr, v in usage.items():
                     out[fr] = out.get(fr, 0) + v
         return out
+
+    # The cohort index: per cohort tree root, (flavor, resource) and priority, the quota holders of its active
+    # ClusterQueues that use it, in the order of their reservation (preemption.reserve_order): CandidatesOrdering
+    # among other queues is priority first, then the reverse of that order. A flat cohort's preemption search
+    # reads it from the front and stops at the first targets that fit (preemption.Preemptor._flat_level)
+    # instead of gathering and sorting every candidate. Reservations come in that order, so admission appends
+    # and release deletes, in O(1) (a priority change goes through _count_usage: out, then in at the new
+    # priority); an entry out of order, and a new tree or active set (configuration changes), make the index
+    # stale, and its next read rebuilds it.
+
+    def cohort_holders(self, root: Node, fr: FR) -> dict[int, dict[SimWorkload, None]]:
+        """The holders under `root` that use fr (as workloads_in: active ClusterQueues only) per priority, each
+        in reservation order. Read-only."""
+        if self._active is None:
+            self.active_cluster_queues()
+        tree, active, index, _ = self._cohort_index
+        if tree is not self.tree or active is not self._active_set:
+            index = self._build_cohort_index()
+        return index.get(root, {}).get(fr, _NO_HOLDERS)
+
+    def _build_cohort_index(self) -> dict[Node, dict[FR, dict[int, dict[SimWorkload, None]]]]:
+        lists: dict[Node, dict[FR, dict[int, list[SimWorkload]]]] = {}
+        roots: dict[str, Node] = {}
+        active = self._active_set
+        for cq, node in self.tree.cqs.items():
+            if cq in active:
+                root = roots[cq] = node.root()
+                per_fr = lists.setdefault(root, {})
+                for w in self.holders.get(cq, {}).values():
+                    for fr in w.usage:
+                        per_fr.setdefault(fr, {}).setdefault(w.spec.priority, []).append(w)
+        index = {root: {fr: {prio: dict.fromkeys(sorted(ws, key=reserve_order)) for prio, ws in groups.items()}
+                        for fr, groups in per_fr.items()} for root, per_fr in lists.items()}
+        by_cq = {cq: index.setdefault(root, {}) for cq, root in roots.items()}  # each one's root's
+        self._cohort_index = (self.tree, active, index, by_cq)
+        return index
+
+    def _index_holder(self, wl: SimWorkload, sign: int) -> None:
+        """wl starts (+1) or stops (-1) holding quota at its current priority: add or remove its entries."""
+        index = self._cohort_index
+        if index[0] is not self.tree or index[1] is not self._active_set or self._active is None:
+            return  # stale: rebuilt on the next read
+        per_fr = index[3].get(wl.cluster_queue)
+        if per_fr is None:
+            return  # not in the tree, or inactive
+        prio = wl.spec.priority
+        for fr in wl.usage:
+            groups = per_fr.get(fr)
+            if groups is None:
+                groups = per_fr[fr] = {}
+            group = groups.get(prio)
+            if sign > 0:
+                if group is None:
+                    group = groups[prio] = {}
+                elif reserve_order(next(reversed(group))) >= reserve_order(wl):
+                    self._cohort_index = (None, None, {}, {})  # out of order: rebuild rather than insert
+                    return
+                group[wl] = None
+            elif group is not None and wl in group:
+                del group[wl]
+                if not group:
+                    del groups[prio]
+            else:
+                self._cohort_index = (None, None, {}, {})  # not where its priority says: rebuild
+                return
 
     # ------------------------------------------------------------------ timers
 

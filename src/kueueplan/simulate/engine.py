@@ -128,6 +128,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         # The holders' part of _signature, kept up to date on every change instead of walking all holders
         # after every cycle: a sum of per-holder hashes (order-free), and each holder's term.
         self._usage_by_priority: dict[str, dict[int, dict[FR, int]]] = {}  # per ClusterQueue (usage_below)
+        # preemption's cohort index (controller_workload.cohort_holders): the tree and active set it was built for,
+        # the holders per root, and each ClusterQueue's root's
+        self._cohort_index: tuple[Any, Any, dict[Any, Any], dict[str, Any]] = (None, None, {}, {})
         self._holding_hash = 0
         self._holding_terms: dict[str, int] = {}
         # The queues' part, likewise: each ClusterQueue queue names itself in _dirty_queues when its fields

@@ -5,13 +5,16 @@ CQs over nominal found while walking from the preemptor's parent to the root, cl
 hierarchical / reclaim-without-borrowing / reclaim-while-borrowing; ordered by CandidatesOrdering;
 one or two greedy passes with or without borrowing; then the minimal set (fillBackWorkloads).
 All trial removals are made on the live quota tree and undone before returning. Searches run only while a
-cycle nominates, when holders and usage stay put, so cohort levels' candidate lists are cached per cycle.
+cycle nominates, when holders and usage stay put, so cohort levels' candidate lists are cached per cycle; a
+flat cohort's one-resource search instead reads its level lazily from the holders kept per priority in
+reservation order (State.cohort_holders: candidate order, reversed within a priority), as far as its pass goes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from itertools import chain
+from typing import Iterable, Iterator, Protocol
 
 from kueueplan.kube.objects import ClusterQueue, LOWER_OR_NEWER_EQUAL_PRIORITY, LOWER_PRIORITY, ANY, NEVER
 from kueueplan.simulate.resource_node import (FR, Node, QuotaTree, find_height_of_lowest_subtree_that_fits,
@@ -41,6 +44,9 @@ class State(Protocol):
 
     def preemption_cache(self) -> dict: ...  # emptied whenever holders or usage may have changed
 
+    # workloads_in of every ClusterQueue under a root that use fr, per priority, each in reserve_order
+    def cohort_holders(self, root: Node, fr: FR) -> dict[int, dict[SimWorkload, None]]: ...
+
 
 @dataclass
 class Target:
@@ -57,12 +63,17 @@ class _Candidate:
 
 def candidates_order_key(wl: SimWorkload, preemptor_cq: str) -> tuple:
     """CandidatesOrdering: other CQs first, lower priority, most recently reserved, then creation."""
-    return (wl.cluster_queue == preemptor_cq,) + _other_queue_order(wl)
+    return (wl.cluster_queue == preemptor_cq,) + other_queue_order(wl)
 
 
-def _other_queue_order(wl: SimWorkload) -> tuple:
+def other_queue_order(wl: SimWorkload) -> tuple:
     """CandidatesOrdering among workloads on the same side of "other CQs first" (reserve_seq is unique)."""
-    return (wl.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
+    return (wl.spec.priority, -(wl.reserved_at or 0), -wl.reserve_seq, wl.seq)
+
+
+def reserve_order(wl: SimWorkload) -> tuple[int, int]:
+    """The order of reservation: among holders of one priority, other_queue_order is its reverse."""
+    return (wl.reserved_at or 0, wl.reserve_seq)
 
 
 def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str) -> bool:
@@ -90,7 +101,6 @@ class Preemptor:
         self._removed: dict[FR, int] = {}  # total removed so far (flat trees)
         self.flat = self.node.parent is None or self.node.parent.flat
         self._frs_key = tuple(sorted(frs))
-        self._level: list[_Candidate] | None = None
         self.cache = state.preemption_cache()
 
     # -- classification -----------------------------------------------------------
@@ -142,7 +152,7 @@ class Preemptor:
         frs = self.frs
         holders = [w for w in self.state.workloads_in(self.node.name) if not frs.isdisjoint(w.usage)]
         same = self._classify(holders, None, True, False)
-        same.sort(key=lambda c: _other_queue_order(c.wl))
+        same.sort(key=lambda c: other_queue_order(c.wl))
         return same
 
     # Cohort levels are cached per snapshot (state.preemption_cache): every head of a cohort searches the
@@ -159,7 +169,6 @@ class Preemptor:
             got = self._classify(self._level_holders(current, skip), current, False, hierarchical)
             if p.reclaim_within_cohort != LOWER_OR_NEWER_EQUAL_PRIORITY:
                 self.cache[key] = got
-        self._level = got  # before the preemptor's own queue leaves it (a flat cohort has one level)
         if skip is None and not self.node.within_nominal_in(self.frs):
             own = self.cq.name  # the level reaches the preemptor's own queue: its workloads are not cohort candidates
             got = [c for c in got if c.wl.cluster_queue != own]
@@ -173,7 +182,7 @@ class Preemptor:
         if got is None:
             holders: list[SimWorkload] = []
             self._subtree_holders(current, skip, holders)
-            got = self.cache[key] = sorted(holders, key=_other_queue_order)
+            got = self.cache[key] = sorted(holders, key=other_queue_order)
         return got
 
     def _subtree_holders(self, current: Node, skip: Node | None, out: list[SimWorkload]) -> None:
@@ -208,12 +217,56 @@ class Preemptor:
             fits, remaining = current.quantities_fit_in_quota(remaining)
             advantage = advantage or fits
             previous = current
-        order = lambda c: _other_queue_order(c.wl)  # noqa: E731
+        order = lambda c: other_queue_order(c.wl)  # noqa: E731
         if hier_levels > 1:  # candidates from several levels: merge them
             hier.sort(key=order)
         if prio_levels > 1:
             prio.sort(key=order)
         return hier, prio
+
+    # A flat cohort and one (flavor, resource), the shape of most searches: the root is the only level, and a
+    # pass mostly stops at its first few candidates. The level is read lazily from the cohort index (holders
+    # already in candidate order, but for a reversal), so a search costs what its pass reads, not the cohort's
+    # size; like the gathered levels, it is shared by the cycle's searches with the same priority and rules.
+
+    def _flat_level(self, skip_priority: bool) -> tuple[_Level | None, bool]:
+        """_collect_hierarchical's one level in a flat cohort (None when it is not searched), with the
+        preemptor's own queue's candidates (when it is over nominal: _level_candidates drops them, so the pass
+        skips them), and whether it is hierarchical (the preemptor fits in its own nominal quota)."""
+        p = self.cq.preemption
+        root = self.node.parent
+        if root is None or p.reclaim_within_cohort == NEVER:
+            return None, False
+        advantage, _ = self.node.quantities_fit_in_quota(self.usage)
+        if not advantage and skip_priority:
+            return None, False
+        threshold: int | None = None
+        if advantage:
+            fixed: int | None = V_HIERARCHICAL
+        else:
+            forbidden, threshold = self._bwc_forbidden()
+            fixed = V_RECLAIM_WITHOUT_BORROWING if forbidden else None
+        (fr, _), = self.usage.items()
+        key = ("flat", id(root), fr, fixed, threshold, self.wl.priority, p.reclaim_within_cohort)
+        level = self.cache.get(key)
+        if level is None:
+            source = _flat_candidates(self.state, self.wl, p.reclaim_within_cohort, root, fr, fixed, threshold)
+            level = _Level(source, fr, fixed)
+            if p.reclaim_within_cohort != LOWER_OR_NEWER_EQUAL_PRIORITY:  # that one reads the preemptor's time
+                self.cache[key] = level
+        return level, advantage
+
+    def _targets_flat_single(self, same: list[_Candidate], forbidden: bool, borrow_only: bool) -> list[Target]:
+        level, hierarchical = self._flat_level(skip_priority=borrow_only)
+        own = self.cq.name
+        cohort = level is not None and any(c.wl.cluster_queue != own for c in level)
+        if not cohort and not same:
+            return []
+        for borrow in _attempts(cohort, cohort and hierarchical, forbidden, borrow_only):
+            found = self._pass_flat_single(level if cohort else None, same, borrow)
+            if found is not None:
+                return [Target(c.wl, _REASON[c.variant]) for c in found]
+        return []
 
     # -- the search -------------------------------------------------------------
 
@@ -313,29 +366,23 @@ class Preemptor:
         borrow_only = forbidden and not self._under_nominal_in_needed()
         # With borrowWithinCohort forbidden and the preemptor over nominal, Kueue makes one pass that
         # allows borrowing, in which every non-hierarchical cohort candidate is invalid: skip collecting them.
+        if self.flat and len(self.usage) == 1 and set(self.usage) == self.frs:
+            return self._targets_flat_single(same, forbidden, borrow_only)
         hier, prio = self._collect_hierarchical(skip_priority=borrow_only)
         candidates = hier + prio + same  # each already in candidate order
         if not candidates:
             return []
-        if not hier and not prio or borrow_only:
-            attempts = [True]
-        elif forbidden and not hier:
-            attempts = [False, True]
-        else:
-            attempts = [True, False]
-        single = self.flat and len(self.usage) == 1 and set(self.usage) == self.frs
-        for borrow in attempts:
-            found = self._pass_flat_single(candidates, borrow, len(hier) + len(prio)) if single \
-                else self._pass(candidates, borrow)
+        for borrow in _attempts(bool(hier or prio), bool(hier), forbidden, borrow_only):
+            found = self._pass(candidates, borrow)
             if found is not None:
                 return [Target(c.wl, _REASON[c.variant]) for c in found]
         return []
 
-    def _pass_flat_single(self, candidates: list[_Candidate], borrow: bool, cohort: int = 0
+    def _pass_flat_single(self, level: _Level | None, same: list[_Candidate], borrow: bool
                           ) -> list[_Candidate] | None:
         """`_pass` for the common case of one (flavor, resource) in a flat cohort: the same greedy pass and
-        fill-back, on plain integers (a property test checks it against the general path). The first
-        `cohort` candidates are other queues' (the preemptor's own come last)."""
+        fill-back, on plain integers (a property test checks it against the general path), over the cohort
+        level's candidates (other queues') and then the preemptor's own (`same`)."""
         (fr, v), = self.usage.items()
         node = self.node
         root = node.parent
@@ -370,28 +417,29 @@ class Preemptor:
             # The preemptor's own headroom (nominal + borrowing limit - own usage) caps availability, and
             # only its own queue's removals raise it: another lower bound on what they must remove.
             need_own = max(need_own, own_used + v - nominal - (0 if root is None else bl))
-        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in candidates[cohort:]
-                                           if c.wl.cluster_queue == own_name):
+        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in same):
             return None  # even every own-queue candidate is not enough (usage is never negative)
         if root is None:
             need_avail = v - max(0, cap)
         else:
             a = root_room if cap is None else min(cap, root_room)
             need_avail = v - max(0, a)
+        # every candidate of a pass with borrowing is invalid when the level's variant is reclaim-without-borrowing
+        if borrow and level is not None and level.fixed == V_RECLAIM_WITHOUT_BORROWING:
+            level = None
         chosen: list[_Candidate] = []
-        start = 0
-        if need_own > 0 and cohort and root is not None:
+        cohort: Iterable[_Candidate] = ()
+        if level is not None and need_own > 0 and root is not None:
             # Only own candidates lower need_own, so the pass cannot stop among the other queues' candidates:
-            # it takes each one whose queue is still over nominal. Which those are depends on each queue's
-            # own candidates only, so it is worked out once per cycle for the whole level (_level_walk) and
-            # the preemptor's own queue, left out of its list, is left out here.
-            entries, total, by_queue = self._level_walk(fr, borrow)
-            if entries is not None:
-                chosen = [c for c, cq in entries if cq != own_name]
-                removed_total = total - by_queue.get(own_name, 0)
-                need_avail -= removed_total
-                start = cohort
-        for c in (candidates if start == 0 else candidates[start:]):
+            # it takes each one whose queue is still over nominal (_Level.walk; the preemptor's own queue's
+            # candidates are left out, and no other queue's depend on them).
+            entries, total, by_queue = level.walk(cqs, borrow)
+            chosen = [c for c, cq in entries if cq != own_name]
+            removed_total = total - by_queue.get(own_name, 0)
+            need_avail -= removed_total
+        elif level is not None:
+            cohort = (c for c in level if c.wl.cluster_queue != own_name)
+        for c in chain(cohort, same):
             w = c.wl
             cq = w.cluster_queue or ""
             u = w.usage.get(fr, 0)
@@ -432,36 +480,6 @@ class Preemptor:
                     removed_own += bu
             return chosen
         return None
-
-    def _level_walk(self, fr: FR, borrow: bool) -> tuple[list[tuple[_Candidate, str]] | None, int, dict[str, int]]:
-        """The cohort level's candidates a pass takes when it cannot stop among them (in order, with their
-        queue), their total usage, and that total per queue: remembered per cycle with the level's list."""
-        level = self._level
-        if level is None:
-            return None, 0, {}
-        key = ("walk", id(level), fr, borrow)
-        got = self.cache.get(key)
-        if got is not None and got[0] is level:
-            return got[1], got[2], got[3]
-        cqs = self.state.tree.cqs
-        over_left: dict[str, int] = {}
-        entries: list[tuple[_Candidate, str]] = []
-        by_queue: dict[str, int] = {}
-        total = 0
-        for c in level:
-            if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
-                continue
-            cq = c.wl.cluster_queue or ""
-            left = _over_nominal(over_left, cqs, cq, fr)
-            if left <= 0:
-                continue  # that queue is back within nominal
-            u = c.wl.usage.get(fr, 0)
-            over_left[cq] = left - u
-            entries.append((c, cq))
-            by_queue[cq] = by_queue.get(cq, 0) + u
-            total += u
-        self.cache[key] = (level, entries, total, by_queue)
-        return entries, total, by_queue
 
     def _pass(self, candidates: list[_Candidate], borrow: bool) -> list[_Candidate] | None:
         """One greedy pass (with or without borrowing); the tree is left as it was found."""
@@ -524,6 +542,115 @@ class Preemptor:
                 self._defer(wl, -1)
         self._flush()
         return chosen
+
+
+def _flat_candidates(state: State, pw: SimWorkload, policy: str, root: Node, fr: FR, fixed: int | None,
+                     threshold: int | None) -> Iterator[_Candidate]:
+    """Preemptor._classify over Preemptor._level_holders(root, None), in the same order, for preemptor pw and
+    reclaimWithinCohort `policy`. A function, not a method: a level kept in the cycle's cache holds it, and
+    a reference back to the Preemptor (which holds that cache) would be a cycle the paused collector leaves."""
+    pprio = pw.priority
+    # CandidatesOrdering puts lower priorities first: past the preemptor's, no holder satisfies a Lower* policy
+    if policy == ANY:
+        stop: int | None = None
+    elif policy == LOWER_PRIORITY:
+        stop = pprio
+    elif policy == LOWER_OR_NEWER_EQUAL_PRIORITY:
+        stop = pprio + 1
+    else:
+        return
+    newer_equal = policy == LOWER_OR_NEWER_EQUAL_PRIORITY
+    cqs = state.tree.cqs
+    over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level)
+    # CandidatesOrdering among other queues: priority, then most recently reserved first. Copies: the level may
+    # be read after holders changed in the cycle (it then goes on with the old ones)
+    snapshot = sorted((prio, list(group)) for prio, group in state.cohort_holders(root, fr).items())
+    for wprio, group in snapshot:
+        if stop is not None and wprio >= stop:
+            return
+        for w in reversed(group):
+            cq = w.cluster_queue
+            ok = over.get(cq)
+            if ok is None:
+                node = cqs[cq or ""]
+                ok = over[cq] = node.subtree.get(fr, 0) < node.usage.get(fr, 0)
+            if not ok or newer_equal and not satisfies_policy(pw, w, policy):
+                continue
+            if fixed is not None:
+                variant = fixed
+            elif wprio >= pprio or (threshold is not None and wprio > threshold):
+                variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
+            else:
+                variant = V_RECLAIM_WHILE_BORROWING
+            yield _Candidate(w, root, variant)
+
+
+class _Level:
+    """A flat cohort level's candidates, pulled from their source (in candidate order) only as far as a pass
+    reads them and kept for the next pass or search; `fixed` is every candidate's variant, unless it depends on
+    one's priority."""
+
+    __slots__ = ("_source", "got", "fr", "fixed", "_walks")
+
+    def __init__(self, source: Iterator[_Candidate], fr: FR, fixed: int | None) -> None:
+        self._source = source
+        self.got: list[_Candidate] = []
+        self.fr = fr
+        self.fixed = fixed
+        self._walks: dict[bool, tuple[list[tuple[_Candidate, str]], int, dict[str, int]]] = {}
+
+    def __iter__(self) -> Iterator[_Candidate]:
+        got = self.got
+        i = 0
+        while True:
+            if i == len(got):
+                c = next(self._source, None)
+                if c is None:
+                    return
+                got.append(c)
+            yield got[i]
+            i += 1
+
+    def walk(self, cqs: dict[str, Node], borrow: bool) -> tuple[list[tuple[_Candidate, str]], int, dict[str, int]]:
+        """The candidates a pass takes when it cannot stop among them: each whose queue is still over nominal,
+        in order (with its queue), their total usage, and that total per queue; remembered with the level."""
+        got = self._walks.get(borrow)
+        if got is None:
+            got = self._walks[borrow] = _walk(self, cqs, self.fr, borrow)
+        return got
+
+
+def _attempts(cohort: bool, hier: bool, forbidden: bool, borrow_only: bool) -> list[bool]:
+    """The passes, with (True) or without borrowing: one with borrowing without cohort candidates or when
+    borrowWithinCohort is forbidden and the preemptor is over nominal; without borrowing first when it is
+    forbidden and no candidate is hierarchical."""
+    if not cohort or borrow_only:
+        return [True]
+    if forbidden and not hier:
+        return [False, True]
+    return [True, False]
+
+
+def _walk(level: Iterable[_Candidate], cqs: dict[str, Node], fr: FR, borrow: bool
+          ) -> tuple[list[tuple[_Candidate, str]], int, dict[str, int]]:
+    """_Level.walk."""
+    over_left: dict[str, int] = {}
+    taken: list[tuple[_Candidate, str]] = []
+    by_queue: dict[str, int] = {}
+    total = 0
+    for c in level:
+        if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
+            continue
+        cq = c.wl.cluster_queue or ""
+        left = _over_nominal(over_left, cqs, cq, fr)
+        if left <= 0:
+            continue  # that queue is back within nominal
+        u = c.wl.usage.get(fr, 0)
+        over_left[cq] = left - u
+        taken.append((c, cq))
+        by_queue[cq] = by_queue.get(cq, 0) + u
+        total += u
+    return taken, total, by_queue
 
 
 def _over_nominal(over_left: dict[str, int], cqs: dict[str, Node], cq: str, fr: FR) -> int:
