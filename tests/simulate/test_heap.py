@@ -37,3 +37,23 @@ def test_collector_comes_back_after_an_error() -> None:
         with cycle_collector_paused():
             1 / 0
     assert gc.isenabled()
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.other: _Node | None = None
+
+
+def test_what_the_pause_kept_is_old_and_its_garbage_cycles_are_still_freed() -> None:
+    """After the pause, what it allocated is in the oldest generation (the next young collection does not walk
+    it), and a reference cycle it left behind is freed by the next full collection."""
+    gc.collect()
+    with cycle_collector_paused():
+        kept = [[i] for i in range(10_000)]
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a
+        del a, b
+    assert gc.get_count()[0] < 1_000  # nothing young left to walk
+    assert any(obj is kept for obj in gc.get_objects(generation=2))
+    freed = gc.collect()
+    assert freed >= 2  # the two nodes (and their attribute dicts)
