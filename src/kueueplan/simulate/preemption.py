@@ -87,6 +87,14 @@ def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str
     return policy == ANY
 
 
+def _cohort_variant(wprio: int, pprio: int, threshold: int | None) -> int:
+    """classifyPreemptionVariant of another queue's candidate where borrowing within the cohort is allowed:
+    without borrowing at or above the preemptor's priority or above the threshold (isAboveBorrowingThreshold)."""
+    if wprio >= pprio or (threshold is not None and wprio > threshold):
+        return V_RECLAIM_WITHOUT_BORROWING
+    return V_RECLAIM_WHILE_BORROWING
+
+
 class Preemptor:
     """Finds preemption targets for one preemptor against the current state."""
 
@@ -139,13 +147,7 @@ class Preemptor:
                     continue
             elif not any_policy and not satisfies_policy(pw, w, policy):
                 continue
-            if fixed is not None:
-                variant = fixed
-            elif wprio >= pprio or (threshold is not None and wprio > threshold):
-                variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
-            else:
-                variant = V_RECLAIM_WHILE_BORROWING
-            out.append(_Candidate(w, lca, variant))
+            out.append(_Candidate(w, lca, fixed if fixed is not None else _cohort_variant(wprio, pprio, threshold)))
         return out
 
     def _own_candidates(self) -> list[_Candidate]:
@@ -576,13 +578,7 @@ def _flat_candidates(state: State, pw: SimWorkload, policy: str, root: Node, fr:
                 ok = over[cq] = node.subtree.get(fr, 0) < node.usage.get(fr, 0)
             if not ok or newer_equal and not satisfies_policy(pw, w, policy):
                 continue
-            if fixed is not None:
-                variant = fixed
-            elif wprio >= pprio or (threshold is not None and wprio > threshold):
-                variant = V_RECLAIM_WITHOUT_BORROWING  # isAboveBorrowingThreshold
-            else:
-                variant = V_RECLAIM_WHILE_BORROWING
-            yield _Candidate(w, root, variant)
+            yield _Candidate(w, root, fixed if fixed is not None else _cohort_variant(wprio, pprio, threshold))
 
 
 class _Level:
