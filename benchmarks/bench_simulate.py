@@ -115,6 +115,7 @@ def write(name: str, folder: Path, scale: int = 1) -> Path:
     """The input as a YAML file; `scale` > 1 divides the number of ClusterQueues per cohort (for quick diffs)."""
     cohorts, queues, counts, variant = SIZES[name]
     data = scenario(cohorts, max(1, queues // scale), counts, variant)
+    folder.mkdir(parents=True, exist_ok=True)  # --write DIR may name a folder that is not there yet
     path = folder / f"{name}.yaml"
     path.write_text(yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False))
     return path
