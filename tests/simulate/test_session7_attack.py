@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import copy
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kueueplan.simulate import headplan
+from kueueplan.simulate.scheduler import NO_LONGER_FITS
 from tests.simulate.test_headplan import _run
 
 V2 = "kueue.x-k8s.io/v1beta2"
@@ -186,3 +189,18 @@ def _busy(draw: Any) -> dict[str, Any]:
 def test_random_busy_cohorts_same_run_with_and_without_plans(data: dict[str, Any],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     _assert_same(data, monkeypatch)
+
+
+def test_a_head_that_lost_its_turn_shows_the_usual_paths_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shrunk from a generated input: at t=7s a plain queue's fitting head (default/w10-6) loses its turn to an
+    earlier entry and the instant ends there, so the message FittingHeads.next_turn writes on a head that loses
+    its turn is the one the run ends with. No other test saw that message: without it the head kept its deferred
+    quota message and every other test still passed."""
+    data = yaml.safe_load((Path(__file__).parent / "data" / "session7-lost-turn-message.yaml").read_text())
+    with monkeypatch.context() as mp:
+        paths = _Paths(mp)
+        _assert_same(data, monkeypatch)
+    assert paths.n["lost their turn"] > 0, paths.n
+    usual = _run(data, monkeypatch, False)
+    # the input covers that message only while the usual path ends the run with it
+    assert {w["name"]: w["message"] for w in usual["workloads"]}["default/w10-6"] == NO_LONGER_FITS
