@@ -196,8 +196,8 @@ def _process(args: list[str], **kw: object) -> subprocess.CompletedProcess:
     """`python -m kueueplan ARGS` in a child process: the console script's own exit (cli.run)."""
     env = {**os.environ, "PYTHONPATH": str(Path(kueueplan.__file__).resolve().parents[1])}
     env.pop("PYTHONUNBUFFERED", None)  # buffered, as a shell runs it: the output is flushed before the exit
-    return subprocess.run([sys.executable, "-m", "kueueplan", *args], capture_output=True, text=True, env=env,
-                          timeout=120, **kw)
+    return subprocess.run([sys.executable, "-m", "kueueplan", *args], env=env, timeout=120,
+                          **{"capture_output": True, "text": True, **kw})  # type: ignore[call-overload]
 
 
 def test_console_script_exits_with_the_commands_code_and_all_its_output(tmp_path: Path) -> None:
@@ -212,3 +212,13 @@ def test_console_script_exits_with_the_commands_code_and_all_its_output(tmp_path
     assert failed.returncode == 1 and "default/j-2 was admitted after 1m, expected within 30s" in failed.stderr
     missing = _process(["simulate", str(tmp_path / "nope.yaml")])
     assert missing.returncode == 2 and missing.stderr.startswith("error: ") and "Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize("closed, args, code", [(1, ["--version"], 0), (2, ["simulate", "nope.yaml"], 2)])
+def test_console_script_with_stdout_or_stderr_closed_keeps_the_commands_code(closed: int, args: list[str],
+                                                                              code: int) -> None:
+    """Started with a standard stream closed (`>&-`, `2>&-`), Python sets it to None and click writes nothing
+    there; cli.run's flush before its exit skips it instead of ending in an AttributeError traceback (exit 1)."""
+    done = _process(args, capture_output=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    preexec_fn=lambda: os.close(closed))
+    assert done.returncode == code

@@ -57,3 +57,17 @@ def test_what_the_pause_kept_is_old_and_its_garbage_cycles_are_still_freed() -> 
     assert any(obj is kept for obj in gc.get_objects(generation=2))
     freed = gc.collect()
     assert freed >= 2  # the two nodes (and their attribute dicts)
+
+
+def test_objects_the_caller_froze_stay_frozen() -> None:
+    """A host that froze its objects (gc.freeze before forking workers, so that the children do not touch
+    their pages) finds them still frozen after a run: the pause's freeze/unfreeze would have thawed them."""
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        simulate(scenario_from_dict(SCENARIO))
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()

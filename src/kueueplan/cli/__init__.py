@@ -74,10 +74,11 @@ def run() -> None:
             if code is not None:
                 print(code, file=sys.stderr)
             code = 0 if code is None else 1
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except OSError:  # e.g. a closed pipe: what the interpreter's own exit reports
-            code = 120
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:  # None: the descriptor was closed when Python started (`>&-`)
+                    stream.flush()
+            except OSError:  # e.g. a closed pipe: what the interpreter's own exit reports
+                code = 120
         os._exit(code)
 

@@ -28,9 +28,11 @@ def cycle_collector_paused() -> Iterator[None]:
             # What the paused stretch allocated and kept goes straight to the oldest generation, where a
             # collection would have moved it: otherwise the first allocation after gc.enable() walks all of it
             # as the youngest generation (0.6 s after simulating the 50,000-workload benchmark). Garbage cycles
-            # among it are freed by the next full collection, as any old object's.
-            gc.freeze()
-            gc.unfreeze()
+            # among it are freed by the next full collection, as any old object's. Not when the caller froze
+            # objects itself (gc.freeze before forking workers): unfreeze would thaw those too.
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
