@@ -222,3 +222,18 @@ def test_console_script_with_stdout_or_stderr_closed_keeps_the_commands_code(clo
     done = _process(args, capture_output=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     preexec_fn=lambda: os.close(closed))
     assert done.returncode == code
+
+
+def test_console_script_output_that_cannot_be_written(tmp_path: Path) -> None:
+    """A full disk (/dev/full) is a clear error and exit 2, not a traceback; output to a stdout closed at start
+    goes nowhere and the command still succeeds."""
+    path = write(tmp_path, BASE)
+    with open("/dev/full", "w") as full:
+        done = _process(["simulate", str(path), "-o", "json"], capture_output=False, stdout=full,
+                        stderr=subprocess.PIPE)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: cannot write the output: No space left on device"), done.stderr
+    assert "Traceback" not in done.stderr
+    closed = _process(["simulate", str(path), "-o", "json"], capture_output=False, stdout=subprocess.DEVNULL,
+                      stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1))
+    assert (closed.returncode, closed.stderr) == (0, "")

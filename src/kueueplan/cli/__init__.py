@@ -60,25 +60,54 @@ def main() -> None:
 def run() -> None:
     """The console script and `python -m kueueplan`: `main`, then the process ends without the interpreter's
     teardown, which would free a big run's objects one by one for nothing (about 0.7 s of CPU after simulating
-    Kueue's large-scale input). Not while Ray or worker processes run: their exit hooks stop them."""
+    Kueue's large-scale input). Not while Ray or worker processes run: their exit hooks stop them. Output that
+    cannot be written (a full disk) is a clear error and exit 2, never a traceback; a reader that went away
+    (`| head`) ends it with exit 1, quietly, as click does."""
     import multiprocessing
     import os
 
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # closed when Python started (`>&-`): what is written there goes nowhere
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - for the whole process
     try:
         main()
+        code: int = 0  # not reached: main() ends in SystemExit
     except SystemExit as done:
-        if "ray" in sys.modules or multiprocessing.active_children():
-            raise
-        code = done.code
-        if not isinstance(code, int):  # SystemExit's own rules: None is success, anything else is printed
-            if code is not None:
-                print(code, file=sys.stderr)
-            code = 0 if code is None else 1
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                if stream is not None:  # None: the descriptor was closed when Python started (`>&-`)
-                    stream.flush()
-            except OSError:  # e.g. a closed pipe: what the interpreter's own exit reports
-                code = 120
-        os._exit(code)
+        code = _exit_code(done.code)
+    except OSError as err:  # writing the output failed (click turns a closed pipe into exit 1 itself)
+        code = _output_failed(err)
+    try:
+        sys.stdout.flush()
+    except OSError as err:
+        code = code or _output_failed(err)
+    try:
+        sys.stderr.flush()
+    except OSError:
+        code = code or 120  # what the interpreter's own exit reports when its last flush fails
+    if "ray" in sys.modules or multiprocessing.active_children():
+        sys.exit(code)
+    os._exit(code)
 
+
+def _exit_code(code: object) -> int:
+    """SystemExit's own rules: None is success, an int is the status, anything else is printed and is 1."""
+    if code is None or isinstance(code, int):
+        return code or 0
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _output_failed(err: OSError) -> int:
+    """The exit code when stdout cannot take the output: 1 for a reader that went away, else 2 with the reason;
+    what stays in the buffer is dropped so that nothing tries to write it again."""
+    import errno
+    import os
+
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the rest of the process
+    if err.errno == errno.EPIPE:
+        return 1
+    try:
+        print(f"error: cannot write the output: {err.strerror or err}", file=sys.stderr, flush=True)
+    except OSError:
+        pass
+    return 2
