@@ -237,3 +237,18 @@ def test_console_script_output_that_cannot_be_written(tmp_path: Path) -> None:
     closed = _process(["simulate", str(path), "-o", "json"], capture_output=False, stdout=subprocess.DEVNULL,
                       stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1))
     assert (closed.returncode, closed.stderr) == (0, "")
+
+
+def test_console_script_names_only_output_faults_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """An OSError that is not the output's (here a simulated fault reading something) is not reported as
+    'cannot write the output': it propagates, with its traceback, as before cli.run."""
+    import kueueplan.cli as cli
+
+    def fault() -> None:
+        raise PermissionError(13, "Permission denied", "somewhere")
+
+    monkeypatch.setattr(cli, "main", fault)
+    with pytest.raises(PermissionError):
+        cli.run()
+    assert "cannot write the output" not in capsys.readouterr().err

@@ -74,8 +74,13 @@ def run() -> None:
         code: int = 0  # not reached: main() ends in SystemExit
     except SystemExit as done:
         code = _exit_code(done.code)
-    except OSError as err:  # writing the output failed (click turns a closed pipe into exit 1 itself)
-        code = _output_failed(err)
+    except OSError as err:  # writing the output failed (click turns a closed pipe into exit 1 itself)?
+        try:
+            sys.stdout.flush()
+        except OSError:
+            code = _output_failed(err)
+        else:
+            raise  # not the output's: a fault the traceback should show
     try:
         sys.stdout.flush()
     except OSError as err:
