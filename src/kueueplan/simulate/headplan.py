@@ -47,10 +47,9 @@ class _Head:
     __slots__ = ("wl", "plan", "bucket", "order", "plain", "checks", "over", "height", "fr", "v", "fit_from",
                  "live_from", "sort_tail", "fifo_tail", "key", "version")
 
-    def __init__(self, wl: SimWorkload, plan: "HeadPlan | None", bucket: Any, order: tuple,
-                 plain: dict[FR, int]) -> None:
+    def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
-        self.plan = plan  # set by the plan that takes the head in
+        self.plan: HeadPlan | None = None  # set by the plan that takes the head in
         self.bucket = bucket
         self.order = order  # the queue's order of its bucket's head (queue._order)
         self.plain = plain
@@ -225,8 +224,7 @@ class HeadPlan:
             b.parked = parked
             b.verdict = None
             if record is not None:
-                h.wl.message = sim.deferred.defer_copies(h.wl, self.cq, self.node, record[0], record[1],
-                                                         self.flavors)
+                self._write_message(h, record)
         for g in self.ghosts:
             if self.ghost_count == 0:
                 b = buckets.get(g)
@@ -263,7 +261,7 @@ class HeadPlan:
             if nxt.spec.namespace == wl.spec.namespace and nxt.state == PENDING and nxt.last_assignment is None:
                 # an equivalent (same shapes, priority and queue name) from the same namespace (same LocalQueue
                 # verdicts): plain as the admitted head was
-                head: _Head | None = _Head(nxt, self, bucket_key, entry[0], admitted.plain)
+                head: _Head | None = _Head(nxt, bucket_key, entry[0], admitted.plain)
             else:
                 head = self.plans.head_for(entry, bucket_key, self.name)
             if head is None:  # the next one is not plain: the usual path takes the queue
@@ -275,9 +273,7 @@ class HeadPlan:
             head.plan = self
             heads[i], records[i] = head, None
             while i + 1 < len(heads) and heads[i + 1].order < head.order:  # its later head moves back
-                heads[i], heads[i + 1] = heads[i + 1], heads[i]
-                parked[i], parked[i + 1] = parked[i + 1], parked[i]
-                records[i], records[i + 1] = records[i + 1], records[i]
+                self._swap(i, i + 1)
                 i += 1
         self._terms()
         self._advance()
@@ -293,7 +289,7 @@ class HeadPlan:
             self.sync_epoch()
         top = self.q._top_entry(bucket)
         heads = self.heads
-        old = self.terms[self.count + self.ghost_count]  # term()
+        old = self.term()
         for i, h in enumerate(heads):
             if h.bucket == bucket_key:
                 if h.wl is not top[2] and not self._new_top(i, top):
@@ -331,21 +327,29 @@ class HeadPlan:
         head = self.plans.head_for(top, self.heads[i].bucket, self.name)
         if head is None:
             return False
-        heads, parked, records = self.heads, self.parked, self.records
-        old, record = heads[i], records[i]
-        if record is not None:
-            old.wl.message = self.plans.sim.deferred.defer_copies(old.wl, self.cq, self.node, record[0], record[1],
-                                                                  self.flavors)
+        heads, records = self.heads, self.records
+        if records[i] is not None:
+            self._write_message(heads[i], records[i])
         head.plan = self
         heads[i], records[i] = head, None
         while i > 0 and heads[i - 1].order > head.order:
-            heads[i - 1], heads[i] = heads[i], heads[i - 1]
-            parked[i - 1], parked[i] = parked[i], parked[i - 1]
-            records[i - 1], records[i] = records[i], records[i - 1]
+            self._swap(i - 1, i)
             i -= 1
         self.pos = 0  # the first unparked head
         self._advance()
         return True
+
+    def _swap(self, i: int, j: int) -> None:
+        """Heads i and j change places in head order, with their buckets' parked flags and records."""
+        heads, parked, records = self.heads, self.parked, self.records
+        heads[i], heads[j] = heads[j], heads[i]
+        parked[i], parked[j] = parked[j], parked[i]
+        records[i], records[j] = records[j], records[i]
+
+    def _write_message(self, h: _Head, record: _Record) -> None:
+        """A parked head's quota message, deferred from the copies in `record` (DeferredMessages)."""
+        h.wl.message = self.plans.sim.deferred.defer_copies(h.wl, self.cq, self.node, record[0], record[1],
+                                                            self.flavors)
 
     def take_head(self, wl: SimWorkload) -> None:
         """Before a live head is admitted, preempts or is requeued by the usual path: the queue as the
@@ -505,7 +509,7 @@ class HeadPlans:
         if sim.admissibility_problem(wl, name) is not None:
             return None
         plain = scheduler._plain_request(sim, wl, name)
-        return None if plain is None else _Head(wl, None, bucket, entry[0], plain)
+        return None if plain is None else _Head(wl, bucket, entry[0], plain)
 
     def _attach(self, q: Any) -> bool:
         name = q.name
@@ -640,8 +644,8 @@ class FittingHeads:
     """A cohort's live heads of one resource each that fit the cycle's snapshot, in key order, to take their
     turns among the cycle's entries without an Entry each: on a busy cohort most lose their fit to an earlier
     entry. While no victim is claimed in the cohort, a head whose turn comes when it asks for more than the
-    cohort has free surely loses (scheduler._fitting_turn) and stays as it was, here; once a victim is claimed in
-    the cohort, every later head takes its turn as an entry."""
+    cohort has free surely loses (_Claimed.fits_flat would fail it) and stays as it was, here; once a victim is
+    claimed in the cohort, every later head takes its turn as an entry."""
 
     __slots__ = ("root", "heads", "i", "exact")
 

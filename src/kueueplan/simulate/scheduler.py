@@ -166,10 +166,8 @@ def run_cycle(sim: Simulation) -> bool:
     temporary: list[tuple[str, dict[FR, int]]] = []  # usage added to the cycle's snapshot only
     preemptions: list[tuple[Entry, list[preemption.Target]]] = []
     for e in _in_turn(sim, ordered, groups, claimed) if groups else ordered:
-        if type(e) is tuple:  # a plan head that fitted the snapshot
-            e = _fitting_turn(sim, e, claimed)
-            if e is None:
-                continue
+        if type(e) is tuple:  # a plan head that fitted the snapshot, at its turn
+            e = _plan_entry(sim, *e[1:])
             entries.append(e)
         outcome = _process(sim, e, claimed, temporary)
         if outcome == "preempt":
@@ -199,17 +197,23 @@ def run_cycle(sim: Simulation) -> bool:
 
 def _plan_entries(sim: Simulation, live: Any, entries: list[Entry]) -> list[tuple[tuple, Any, Any, int]]:
     """The live heads of head plans: those that may preempt become entries (added to `entries`); those that fit
-    the cycle's snapshot are returned as (sort key, plan, head, borrowing height), to become entries only if
-    they still fit at their turn (_fitting_turn): on a busy cohort most lose their fit to an earlier entry."""
+    the cycle's snapshot are returned as (sort key, plan, head, borrowing height), to become entries only at
+    their turn (_plan_entry): on a busy cohort most lose their fit to an earlier entry."""
     fitting = []
     for plan, head, height in live:
         if height is not None:
             fitting.append((head.key, plan, head, height))
-            continue
-        e = Entry(head.wl, plan.name, plan=plan)
-        e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, None)
-        entries.append(e)
+        else:
+            entries.append(_plan_entry(sim, plan, head, None))
     return fitting
+
+
+def _plan_entry(sim: Simulation, plan: Any, head: Any, height: int | None) -> Entry:
+    """The Entry of a plan's live head (`height`: its borrowing height where it fits the snapshot, None where
+    it may preempt), assigned as get_assignments assigns its plain request."""
+    e = Entry(head.wl, plan.name, plan=plan)
+    e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, height)
+    return e
 
 
 def _ordered(sim: Simulation, entries: list[Entry], fitting: list[tuple[tuple, Any, Any, int]]) -> list[Any]:
@@ -250,22 +254,6 @@ def _group_turns(groups: list[Any], claimed: "_Claimed", before: tuple | None) -
         h = g.next_turn(g.root in claimed.by_root, before, NO_LONGER_FITS)
         if h is not None:
             heapq.heappush(nxt, (h.key, n, h))
-
-
-def _fitting_turn(sim: Simulation, item: tuple[tuple, Any, Any, int], claimed: "_Claimed") -> Entry | None:
-    """A plan head that fitted the snapshot, at its turn: None when it surely lost its fit to an earlier entry
-    (it asks for more than its cohort has free, nothing claimed), and it stays as it was (what requeue does to
-    an entry that lost its fit); else its Entry, which _process checks as any other."""
-    _, plan, head, height = item
-    root, fr = plan.root, head.fr
-    if fr is not None and root is not None and not claimed \
-            and head.plain[fr] > max(0, root.subtree.get(fr, 0) - root.usage.get(fr, 0)):
-        head.wl.message = NO_LONGER_FITS
-        plan.records[plan.pos] = None
-        return None
-    e = Entry(head.wl, plan.name, plan=plan)
-    e.assignment, e.targets = get_assignments(sim, head.wl, plan.name, head.plain, height)
-    return e
 
 
 def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | None:
