@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -64,7 +66,6 @@ def run() -> None:
     cannot be written (a full disk) is a clear error and exit 2, never a traceback; a reader that went away
     (`| head`) ends it with exit 1, quietly, as click does."""
     import multiprocessing
-    import os
 
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:  # closed when Python started (`>&-`): what is written there goes nowhere
@@ -105,9 +106,6 @@ def _exit_code(code: object) -> int:
 def _output_failed(err: OSError) -> int:
     """The exit code when stdout cannot take the output: 1 for a reader that went away, else 2 with the reason;
     what stays in the buffer is dropped so that nothing tries to write it again."""
-    import errno
-    import os
-
     sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the rest of the process
     if err.errno == errno.EPIPE:
         return 1

@@ -611,8 +611,26 @@ class _Level:
         """The candidates a pass takes when it cannot stop among them: each whose queue is still over nominal,
         in order (with its queue), their total usage, and that total per queue; remembered with the level."""
         got = self._walks.get(borrow)
-        if got is None:
-            got = self._walks[borrow] = _walk(self, cqs, self.fr, borrow)
+        if got is not None:
+            return got
+        fr = self.fr
+        over_left: dict[str, int] = {}
+        taken: list[tuple[_Candidate, str]] = []
+        by_queue: dict[str, int] = {}
+        total = 0
+        for c in self:
+            if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
+                continue
+            cq = c.wl.cluster_queue or ""
+            left = _over_nominal(over_left, cqs, cq, fr)
+            if left <= 0:
+                continue  # that queue is back within nominal
+            u = c.wl.usage.get(fr, 0)
+            over_left[cq] = left - u
+            taken.append((c, cq))
+            by_queue[cq] = by_queue.get(cq, 0) + u
+            total += u
+        got = self._walks[borrow] = (taken, total, by_queue)
         return got
 
 
@@ -625,28 +643,6 @@ def _attempts(cohort: bool, hier: bool, forbidden: bool, borrow_only: bool) -> l
     if forbidden and not hier:
         return [False, True]
     return [True, False]
-
-
-def _walk(level: Iterable[_Candidate], cqs: dict[str, Node], fr: FR, borrow: bool
-          ) -> tuple[list[tuple[_Candidate, str]], int, dict[str, int]]:
-    """_Level.walk."""
-    over_left: dict[str, int] = {}
-    taken: list[tuple[_Candidate, str]] = []
-    by_queue: dict[str, int] = {}
-    total = 0
-    for c in level:
-        if borrow and c.variant == V_RECLAIM_WITHOUT_BORROWING:
-            continue
-        cq = c.wl.cluster_queue or ""
-        left = _over_nominal(over_left, cqs, cq, fr)
-        if left <= 0:
-            continue  # that queue is back within nominal
-        u = c.wl.usage.get(fr, 0)
-        over_left[cq] = left - u
-        taken.append((c, cq))
-        by_queue[cq] = by_queue.get(cq, 0) + u
-        total += u
-    return taken, total, by_queue
 
 
 def _over_nominal(over_left: dict[str, int], cqs: dict[str, Node], cq: str, fr: FR) -> int:
