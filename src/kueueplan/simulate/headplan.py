@@ -74,8 +74,8 @@ class HeadPlan:
     """A ClusterQueue queue's buckets in head order, parked or not (see the module docstring)."""
 
     __slots__ = ("plans", "cohort", "q", "name", "node", "root", "heads", "parked", "pos", "count", "ghosts",
-                 "ghost_count", "epoch", "version", "lower", "members", "terms", "records", "usage_snap", "detached",
-                 "cq", "flavors")
+                 "ghost_count", "epoch", "version", "lower", "members", "terms", "steps", "records", "usage_snap",
+                 "detached", "cq", "flavors")
 
     def __init__(self, plans: "HeadPlans", cohort: "_Cohort", q: Any, node: Node, heads: list[_Head],
                  parked: list[bool], ghosts: list[Any], lower: bool) -> None:
@@ -91,7 +91,9 @@ class HeadPlan:
         self.heads = heads
         for h in heads:
             h.plan = self
-        self.parked = parked
+        # per head whether its bucket is parked; None: those before pos are, the others not (nominate parks heads in
+        # order, so only a head pushed or moved before a parked one needs the list)
+        self.parked: list[bool] | None = parked if any(parked) else None
         self.count = sum(parked)
         self.pos = 0
         self._advance()
@@ -103,22 +105,32 @@ class HeadPlan:
         self.lower = lower
         self.members = len(q.members)
         self.terms: list[int] = []
+        self.steps: list[int] = []  # steps[k] = terms[k + 1] - terms[k]
         self._terms()
         self.records: list[_Record | None] = [None] * len(heads)  # per head: its deferred message's copies
         self.usage_snap: dict[FR, int] | None = None  # usage_copy
 
     def _advance(self) -> None:
         parked, n = self.parked, len(self.heads)
+        if parked is None:
+            return
         pos = self.pos
         while pos < n and parked[pos]:
             pos += 1
         self.pos = pos
 
+    def _flags(self) -> list[bool]:
+        """The parked flags as a list, made from the prefix where there was none (parked None)."""
+        if self.parked is None:
+            pos = self.pos
+            self.parked = [i < pos for i in range(len(self.heads))]
+        return self.parked
+
     def _terms(self) -> None:
         """The engine's signature term per number of parked buckets (engine._queues_signature); the cohort's
         sum with every bucket unparked follows."""
         old = self.terms[0] if self.terms else 0
-        self.terms = self.plans.terms_for(self.name, self.members, len(self.heads) + len(self.ghosts) + 1)
+        self.terms, self.steps = self.plans.terms_for(self.name, self.members, len(self.heads) + len(self.ghosts) + 1)
         if old:
             self.cohort.zero += self.terms[0] - old
 
@@ -130,9 +142,8 @@ class HeadPlan:
         """A requeue-all of the cohort since the plan last moved: every bucket is unparked."""
         if self.epoch != self.cohort.epoch:
             self.epoch = self.cohort.epoch
-            if self.count or self.ghost_count:
-                self.parked = [False] * len(self.heads)
-                self.count = self.ghost_count = 0
+            self.parked = None
+            self.count = self.ghost_count = 0
             self.pos = 0
 
     def refresh(self, h: _Head) -> None:
@@ -204,7 +215,8 @@ class HeadPlan:
         """Park the head's bucket (as q.park(head, bulk=True)); `record`: the copies its quota message is
         made from, None when the message was set already."""
         old = self.term()
-        self.parked[self.pos] = True
+        if self.parked is not None:
+            self.parked[self.pos] = True
         self.records[self.pos] = record
         self.count += 1
         self.pos += 1
@@ -219,7 +231,7 @@ class HeadPlan:
         q.plan = None
         self.detached = True
         buckets = q.buckets
-        for h, parked, record in zip(self.heads, self.parked, self.records):
+        for h, parked, record in zip(self.heads, self._flags(), self.records):
             b = buckets[h.bucket]
             b.parked = parked
             b.verdict = None
@@ -255,7 +267,9 @@ class HeadPlan:
         heads, parked, records = self.heads, self.parked, self.records
         if entry is None:  # the bucket is empty (head() would drop it)
             del q.buckets[bucket_key]
-            del heads[i], parked[i], records[i]
+            del heads[i], records[i]
+            if parked is not None:
+                del parked[i]
         else:
             nxt = entry[2]
             if nxt.spec.namespace == wl.spec.namespace and nxt.state == PENDING and nxt.last_assignment is None:
@@ -306,11 +320,13 @@ class HeadPlan:
             while i > 0 and heads[i - 1].order > head.order:
                 i -= 1
             had_head = self.pos < len(heads)
-            heads.insert(i, head)
-            self.parked.insert(i, False)
-            self.records.insert(i, None)
-            if i < self.pos:
+            if i < self.pos:  # an unparked head before parked ones
+                self._flags()
                 self.pos = i
+            if self.parked is not None:
+                self.parked.insert(i, False)
+            heads.insert(i, head)
+            self.records.insert(i, None)
             cohort = self.cohort
             if not had_head and self not in cohort.active:  # plans that may have an unparked head (nominate)
                 cohort.active.append(self)
@@ -327,6 +343,7 @@ class HeadPlan:
         head = self.plans.head_for(top, self.heads[i].bucket, self.name)
         if head is None:
             return False
+        self._flags()  # it may move before heads that are parked, or be parked itself before unparked ones
         heads, records = self.heads, self.records
         if records[i] is not None:
             self._write_message(heads[i], records[i])
@@ -340,10 +357,12 @@ class HeadPlan:
         return True
 
     def _swap(self, i: int, j: int) -> None:
-        """Heads i and j change places in head order, with their buckets' parked flags and records."""
+        """Heads i and j change places in head order, with their buckets' parked flags (without a list both are
+        on the same side of pos) and records."""
         heads, parked, records = self.heads, self.parked, self.records
         heads[i], heads[j] = heads[j], heads[i]
-        parked[i], parked[j] = parked[j], parked[i]
+        if parked is not None:
+            parked[i], parked[j] = parked[j], parked[i]
         records[i], records[j] = records[j], records[i]
 
     def _write_message(self, h: _Head, record: _Record) -> None:
@@ -421,21 +440,23 @@ class HeadPlans:
         self.total = 0  # the plans' part of the engine's queue signature
         self._eligible: dict[str, bool] = {}
         self._refused: dict[str, int] = {}  # queue -> its token when a plan could not be made
-        self._term_lists: dict[tuple[str, int], list[int]] = {}  # terms_for
+        self._term_lists: dict[tuple[str, int], tuple[list[int], list[int]]] = {}  # terms_for
 
     # ------------------------------------------------------------------ lifecycle
 
-    def terms_for(self, name: str, members: int, n: int) -> list[int]:
+    def terms_for(self, name: str, members: int, n: int) -> tuple[list[int], list[int]]:
         """The signature terms of a queue with `members` workloads and 0, 1, ... parked buckets (HeadPlan._terms),
-        at least n of them, remembered: a queue's member count goes up and down over the same few values. Only
-        ever extended."""
+        at least n of them, and their steps (one more parked bucket: terms[k + 1] - terms[k]), remembered: a queue's
+        member count goes up and down over the same few values. Only ever extended."""
         key = (name, members)
         got = self._term_lists.get(key)
         if got is None:
-            got = self._term_lists[key] = []
-        if len(got) < n:
+            got = self._term_lists[key] = ([], [])
+        terms, steps = got
+        if len(terms) < n:
             term = self.term
-            got += [term((name, None, members, 0, k)) for k in range(len(got), n)]
+            terms += [term((name, None, members, 0, k)) for k in range(len(terms), n)]
+            steps += [terms[k + 1] - terms[k] for k in range(len(steps), n - 1)]
         return got
 
     def retotal(self, cohort: _Cohort, delta: int) -> None:
@@ -445,6 +466,8 @@ class HeadPlans:
     def detach(self, plan: HeadPlan) -> None:
         cohort = plan.cohort
         del cohort.plans[plan.name]
+        if plan in cohort.active:  # (nominate reads only plans of the cohort's)
+            cohort.active.remove(plan)
         self.retotal(cohort, -plan.term())
         cohort.zero -= plan.terms[0]
 
@@ -576,14 +599,11 @@ class HeadPlans:
             last_fr: FR | None = None  # the resource of the last head classified and the cohort's room in it
             room = 0
             for plan in cohort.active:
-                if plan.detached:
-                    continue
                 heads = plan.heads
                 if plan.epoch != epoch:  # sync_epoch, inline (as below: this loop runs for every head)
                     plan.epoch = epoch
-                    if plan.count or plan.ghost_count:
-                        plan.parked = [False] * len(heads)
-                        plan.count = plan.ghost_count = 0
+                    plan.parked = None
+                    plan.count = plan.ghost_count = 0
                     plan.pos = 0
                 pos = plan.pos
                 n = len(heads)
@@ -593,30 +613,28 @@ class HeadPlans:
                 if h.version != plan.version:
                     plan.refresh(h)
                 fr = h.fr
-                if fr is not None:  # classify, inline for one resource
+                if fr is None:
+                    height = plan.classify(h, free)
+                else:  # classify, inline for one resource
                     if fr != last_fr:
-                        room = free.get(fr)  # type: ignore[assignment]
-                        if room is None:
-                            room = cohort.free(fr, free)
+                        got = free.get(fr)
+                        room = got if got is not None else cohort.free(fr, free)
                         last_fr = fr
                     # live_from <= fit_from: a head short of quota is one that does not fit
                     height = None if room < h.live_from else h.height if room >= h.fit_from else -1
-                else:
-                    height = plan.classify(h, free)
                 if height is None:  # park, inline
                     if not parks:
                         snap = cohort.snapshot(cycle)
                         parks = True
-                    terms = plan.terms
-                    k = plan.count + plan.ghost_count
-                    delta += terms[k + 1] - terms[k]
-                    flags = plan.parked
-                    flags[pos] = True
+                    delta += plan.steps[plan.count + plan.ghost_count]
                     plan.records[pos] = (plan.usage_snap or plan.usage_copy(), snap)
                     plan.count += 1
                     pos += 1
-                    while pos < n and flags[pos]:
-                        pos += 1
+                    flags = plan.parked
+                    if flags is not None:
+                        flags[pos - 1] = True
+                        while pos < n and flags[pos]:
+                            pos += 1
                     plan.pos = pos
                     if pos < n:
                         keep.append(plan)
