@@ -117,3 +117,18 @@ def test_times_before_1970_and_out_of_order_replay_as_written(tmp_path: Path) ->
         ("first", "0ms"), ("second", "30000ms"), ("backwards", "40000ms")]
     assert entries[2]["runFor"] == "0ms"
     assert any("ns/backwards" in w and "finished before its last admission" in w for w in warnings)
+
+
+def test_a_missing_or_escaping_history_file_is_named_as_the_historyfiles_entry(tmp_path: Path) -> None:
+    """The error names the field the user wrote (historyFiles), not manifestFiles, with the scenario's line."""
+    shutil.copy(FIXTURES / "replay-besteffort.yaml", tmp_path / "replay.yaml")
+    (tmp_path / ".git").mkdir()
+    scenario = tmp_path / "replay.yaml"
+    text = scenario.read_text()
+    line = text.splitlines().index("  historyFiles: [history-besteffort.yaml]") + 1
+    for entry, message in (("last-week.yaml", "historyFiles entry 'last-week.yaml' does not exist"),
+                           ("../outside.yaml", "historyFiles entry '../outside.yaml' leaves")):
+        scenario.write_text(text.replace("history-besteffort.yaml", entry))
+        out = CliRunner().invoke(main, ["simulate", str(scenario)])
+        assert out.exit_code == 2 and isinstance(out.exception, SystemExit), out.output
+        assert f"replay.yaml:{line}: {message}" in out.output and "manifestFiles" not in out.output, out.output
