@@ -58,3 +58,32 @@ def test_a_bad_at_names_the_at_option() -> None:
                                        "--at", "5x"])
     assert result.exit_code == 2
     assert "--at: '5x' is not a duration" in result.stderr and "--until" not in result.stderr
+
+
+def test_age_is_printed_as_kubectl_prints_it(tmp_path: Path) -> None:
+    """AGE follows apimachinery's HumanDuration ("40m", not "40.0m"): the columns are kubectl's."""
+    from kueueplan.report.snapshot import human_duration
+
+    cases = {0: "0s", 59_999: "59s", 119_000: "119s", 120_000: "2m", 330_000: "5m30s", 599_000: "9m59s",
+             600_000: "10m", 2_400_000: "40m", 10_799_000: "179m", 10_800_000: "3h", 12_000_000: "3h20m",
+             28_800_000: "8h", 93_600_000: "26h", 172_800_000: "2d", 273_600_000: "3d4h", 691_200_000: "8d",
+             400 * 86_400_000: "400d", 740 * 86_400_000: "2y10d", 9 * 365 * 86_400_000: "9y"}
+    assert {ms: human_duration(ms) for ms in cases} == cases
+    path = write(tmp_path, scenario(workloads=[{"at": "0s", "runFor": "1h", "count": 3, "manifest": JOB}]))
+    ages = {w["NAME"]: w["AGE"] for w in _at(path, "40m")["tables"]["kubectl get workloads -A"]}
+    assert ages == {"train-1": "40m", "train-2": "40m", "train-3": "40m"}
+
+
+def test_markdown_is_tables_for_a_pr_comment_with_every_name_escaped(tmp_path: Path) -> None:
+    """`-o markdown` printed the plain-text columns, which a PR comment renders as headings and run-on lines."""
+    job = copy.deepcopy(JOB)
+    job["metadata"]["name"] = "x|y<img src=a>@team"
+    path = write(tmp_path, scenario(workloads=[{"at": "0s", "runFor": "1h", "count": 2, "manifest": job}]))
+    out = CliRunner().invoke(main, ["simulate", str(path), "--at", "40m", "-o", "markdown"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert "**`kubectl get workloads -A`**" in lines and "$ kubectl" not in out.stdout
+    header = lines.index("| NAMESPACE | NAME | QUEUE | RESERVED IN | ADMITTED | FINISHED | AGE |")
+    rows = lines[header + 2:header + 4]
+    assert [r.count(" | ") for r in rows] == [6, 6]  # no cell split by the name's `|`
+    assert all("<img" not in r and "&lt;img" in r and "@\u200dteam" in r and r.endswith("| 40m |") for r in rows)

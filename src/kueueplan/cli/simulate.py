@@ -45,6 +45,8 @@ def _snapshot(scenario: Any, fmt: str) -> None:
         tables = {title: [dict(zip(header, row)) for row in rows]
                   for title, (header, rows) in snapshot.tables(sim).items()}
         click.echo(json.dumps({"at": sim.now / 1000, "tables": tables}, indent=2))
+    elif fmt == "markdown":
+        click.echo(snapshot.markdown(sim))
     else:
         click.echo(snapshot.text(sim))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueueplan.kube.quantity import format_resource_value
-from kueueplan.report.escape import one_line
+from kueueplan.report.escape import md_code, md_text, one_line
 from kueueplan.report.simulation import _fmt_s
 
 HOLDING = ("QuotaReserved", "Admitted")
@@ -30,7 +30,7 @@ def tables(sim: Any) -> dict[str, tuple[list[str], list[list[str]]]]:
            for (ns, name), lq in sorted(sim.cluster.local_queues.items())]
     wls = [[w.spec.namespace, w.spec.name, w.spec.queue_name or "",
             w.cluster_queue if w.state in HOLDING else "", "True" if w.state == "Admitted" else "",
-            "True" if w.state == "Finished" else "", _fmt_s((now - w.created_at) / 1000)]
+            "True" if w.state == "Finished" else "", human_duration(now - w.created_at)]
            for w in sim.workloads if w.created_at <= now and w.state != "Deleted"]
     usage = []
     for name in sorted(sim.tree.cqs):
@@ -51,6 +51,35 @@ def tables(sim: Any) -> dict[str, tuple[list[str], list[list[str]]]]:
     }
 
 
+def human_duration(ms: float) -> str:
+    """An age as kubectl prints it (k8s.io/apimachinery/pkg/util/duration HumanDuration, used for the AGE
+    column): whole units, the finer one shown only while the coarser is small ("90s", "5m30s", "40m", "3h20m",
+    "26h", "3d4h", "400d", "2y10d")."""
+    seconds = int(ms // 1000)
+    if seconds < 0:
+        return "0s"
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 10:
+        return f"{minutes}m{seconds % 60}s" if seconds % 60 else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d{hours % 24}h" if hours % 24 else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = hours // 24 % 365
+        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
+    return f"{hours // 24 // 365}y"
+
+
 def _amount(resource: str, value: int) -> str:
     """One unit per resource in a column: cores for cpu, Gi for memory, as kubectl users read them."""
     if resource == "cpu":
@@ -68,4 +97,18 @@ def text(sim: Any) -> str:
         out += ["", f"$ {title}" if title.startswith("kubectl") else f"# {title}"]
         for row in [header, *rows]:
             out.append("   ".join(one_line(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+    return "\n".join(out)
+
+
+def markdown(sim: Any) -> str:
+    """The same tables for a PR comment: one Markdown table per command, every cell escaped (names come from
+    the pull request)."""
+    out = [f"### State at {md_text(_fmt_s(sim.now / 1000))}"]
+    for title, (header, rows) in tables(sim).items():
+        out += ["", f"**{md_code(title)}**" if title.startswith("kubectl") else f"**{md_text(title)}**", ""]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "---|" * len(header))
+        out += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
+        if not rows:
+            out.append("| " + " | ".join("" for _ in header) + " |")
     return "\n".join(out)
