@@ -15,7 +15,7 @@ from kueueplan.planning.executors import run_local
 from kueueplan.planning.search import Search, parse_variable
 from kueueplan.planning.source import ScenarioSource
 
-from ._support import scenario, write
+from ._support import JOB, scenario, write
 
 EXPECT = [{"namespace": "team-a", "admittedWithin": "15m", "probability": 0.8}]
 
@@ -79,3 +79,45 @@ def test_two_variables_give_a_tradeoff_table(tmp_path: Path) -> None:
 def test_bad_variables_are_refused(text: str) -> None:
     with pytest.raises(KueueplanError):
         parse_variable(text)
+
+
+def _reclaim_scenario() -> dict[str, Any]:
+    """Team A (2 GPUs) runs four 1-GPU jobs for 2h from 0, borrowing what team B's queue does not use; team B
+    (reclaimWithinCohort: Any) submits two 1-GPU jobs at 30m. By Kueue's reclaim rules, with B's quota Q:
+    Q = 0: A borrows nothing, nothing to reclaim; Q = 1..3: A borrows min(Q, 2) and B reclaims what it lacks,
+    preempting A; Q >= 4: A borrows 2 and B's two jobs fit beside them. So "team A is never preempted" holds
+    for 0 and 4.. but not 1..3: more quota for B is not monotone for A."""
+    data = scenario(gpus=2, workloads=[
+        {"count": 4, "runFor": "2h", "manifest": JOB},
+        {"count": 2, "at": "30m", "runFor": "1h",
+         "manifest": {**JOB, "metadata": {**JOB["metadata"], "name": "b", "namespace": "team-b"}}}],
+        expectations=[{"namespace": "team-a", "neverPreempted": True}])
+    manifests = data["spec"]["manifests"]
+    cq_b = json.loads(json.dumps(manifests[1]))
+    cq_b["metadata"]["name"] = "cq-b"
+    cq_b["spec"]["preemption"] = {"reclaimWithinCohort": "Any"}
+    for cq, namespace in ((manifests[1], "team-a"), (cq_b, "team-b")):
+        cq["spec"]["cohort"] = "shared"
+        cq["spec"]["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    manifests += [cq_b, {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+                         "metadata": {"name": "lq", "namespace": "team-b"}, "spec": {"clusterQueue": "cq-b"}}]
+    return data
+
+
+def test_reclaim_makes_a_real_search_non_monotone_and_it_is_reported(tmp_path: Path) -> None:
+    path = write(tmp_path, _reclaim_scenario())
+    vary = ["plan", "quota", str(path), "--vary", "cq-b/gpu/nvidia.com/gpu=0..6", "--runs", "1"]
+    every = CliRunner().invoke(main, [*vary, "--exhaustive", "-o", "json"])
+    assert every.exit_code == 0, every.output
+    result = json.loads(every.stdout)
+    assert {j["values"][0]: j["ok"] for j in result["judged"]} == {
+        "0": True, "1": False, "2": False, "3": False, "4": True, "5": True, "6": True}
+    assert result["nonMonotone"] == [f"cq-b/gpu/nvidia.com/gpu: 0 passes but {q} fails" for q in (1, 2, 3)]
+    bisect = json.loads(CliRunner().invoke(main, [*vary, "-o", "json"]).stdout)
+    assert bisect["tradeoffs"][0]["smallest"] == "4" and bisect["nonMonotone"] == []  # 0 is never judged
+
+
+def test_the_count_of_judged_candidates_reads_as_english(tmp_path: Path) -> None:
+    path = write(tmp_path, _reclaim_scenario())
+    out = CliRunner().invoke(main, ["plan", "quota", str(path), "--vary", "cq-b/gpu/nvidia.com/gpu=2..2", "--runs", "1"])
+    assert out.exit_code == 1 and "1 candidate judged (bisection)" in out.stdout, out.output

@@ -104,7 +104,8 @@ def search_rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def _search_notes(result: dict[str, Any]) -> list[str]:
-    notes = [f"{len(result['judged'])} candidates judged ({result['method']})"]
+    n = len(result["judged"])
+    notes = [f"{n} candidate{'' if n == 1 else 's'} judged ({result['method']})"]
     notes += [f"not monotone: {n}" for n in result["nonMonotone"]]
     return notes
 
