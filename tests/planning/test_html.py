@@ -69,3 +69,25 @@ def test_the_report_renders_and_every_chart_has_data(tmp_path: Path) -> None:
     image = Image.open(shot).convert("L")
     colours = image.getcolors(maxcolors=1 << 16) or []
     assert len(colours) > 50  # not a blank page: text, tables and charts in many shades
+
+
+def test_a_candidate_that_never_held_is_still_marked_in_the_search_chart() -> None:
+    """A failing candidate at 0 % drew a bar of height 0: the chart showed a gap, not a failure."""
+    from kueueplan.report.html import tradeoff_chart
+
+    def judged(value: str, probability: float) -> dict:
+        return {"values": [value], "ok": probability >= 1,
+                "expectations": [{"expectation": "x", "probability": probability, "required": 1}]}
+
+    svg = tradeoff_chart({"searched": "cq/gpu/nvidia.com/gpu", "judged": [judged("1", 0), judged("2", 1)]})
+    assert svg is not None and len(re.findall(r"stroke: ?#c0392b", svg)) >= 2  # the × of the one failure
+    assert not re.findall(r"stroke: ?#c0392b", tradeoff_chart({"searched": "v", "judged": [judged("2", 1)]}) or "")
+
+
+def test_one_run_reads_as_one_run(tmp_path: Path) -> None:
+    path = write(tmp_path, scenario(expectations=[{"namespace": "team-a", "admittedWithin": "1h"}]))
+    page = tmp_path / "report.html"
+    out = CliRunner().invoke(main, ["plan", "quota", str(path), "--vary", "cq/gpu/nvidia.com/gpu=4..4",
+                                    "--runs", "1", "--html", str(page)])
+    assert out.exit_code in (0, 1), out.output
+    assert "<p>1 run, seed 0.</p>" in page.read_text()

@@ -119,5 +119,6 @@ def test_reclaim_makes_a_real_search_non_monotone_and_it_is_reported(tmp_path: P
 
 def test_the_count_of_judged_candidates_reads_as_english(tmp_path: Path) -> None:
     path = write(tmp_path, _reclaim_scenario())
-    out = CliRunner().invoke(main, ["plan", "quota", str(path), "--vary", "cq-b/gpu/nvidia.com/gpu=2..2", "--runs", "1"])
+    out = CliRunner().invoke(main, ["plan", "quota", str(path), "--vary", "cq-b/gpu/nvidia.com/gpu=2..2",
+                                    "--runs", "1"])
     assert out.exit_code == 1 and "1 candidate judged (bisection)" in out.stdout, out.output

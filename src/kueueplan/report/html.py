@@ -123,6 +123,12 @@ def tradeoff_chart(search: dict[str, Any]) -> str | None:
     xs = [str(j["values"][-1]) if len(j["values"]) == 1 else " / ".join(map(str, j["values"])) for j in judged]
     worst = [min((e["probability"] / e["required"] for e in j["expectations"]), default=1) for j in judged]
     ax.bar(range(len(xs)), worst, color=["#27ae60" if j["ok"] else "#c0392b" for j in judged])
+    # A candidate that never held has a bar of height 0: mark every failure so none is invisible.
+    failed = [(i, w) for i, (w, j) in enumerate(zip(worst, judged)) if not j["ok"]]
+    if failed:
+        ax.scatter([i for i, _ in failed], [w for _, w in failed], marker="x", color="#c0392b", zorder=3,
+                   clip_on=False, label="fails")
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the bars, never over one
     ax.axhline(1, color="black", linewidth=0.8)
     ax.set_xticks(range(len(xs)), labels=xs, rotation=30, ha="right")
     ax.set_ylabel("worst probability / required")
@@ -153,11 +159,12 @@ def report(result: dict[str, Any], runs: list[RunMetrics], search: dict[str, Any
     from kueueplan.report.planning import rows, search_rows
 
     parts = [f"<h1>kueueplan: {html.escape(str(result['scenario']))}</h1>",
-             f"<p>{result['runs']} runs, seed {result['seed']}.</p>"]
+             f"<p>{result['runs']} run{'' if result['runs'] == 1 else 's'}, seed {result['seed']}.</p>"]
     if search is not None:
         header, body = search_rows(search)
         parts += ["<h2>Quota search</h2>", _table(header, body),
-                  _figure("Judged candidates (green: every expectation holds often enough)", tradeoff_chart(search))]
+                  _figure("Judged candidates (green: every expectation holds often enough; red \u00d7: fails)",
+                          tradeoff_chart(search))]
     for title, (header, body) in rows(result).items():
         if body:
             parts += [f"<h2>{html.escape(title)}</h2>", _table(header, body)]
