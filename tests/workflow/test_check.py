@@ -140,3 +140,17 @@ def test_comment_on_a_fork_pr_with_a_read_only_token_is_a_warning_not_a_tracebac
     assert prcomment.main([str(body)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("::warning::") and "forks" in out and "403" in out
+
+
+def test_a_monte_carlo_environment_says_its_expectations_were_judged_on_every_sampled_run(platform: Path) -> None:
+    """prod declares `simulation.runs: 50`: its line said "15 workload(s), 0 of 8 expectation(s) failed", as if
+    one run had been judged; dev (no runs) is one run and says nothing more."""
+    _code, data = _check(platform, "--no-drift")
+    assert {s["environment"]: s["runs"] for s in data["simulations"]} == {"dev": 1, "prod": 50}
+    lines = CliRunner().invoke(main, ["check", str(platform / "environments"), "--no-drift"]).output.splitlines()
+    prod = next(line for line in lines if line.startswith("  simulate  prod:"))
+    dev = next(line for line in lines if line.startswith("  simulate  dev:"))
+    assert "workload(s) in run 0," in prod and prod.endswith("expectation(s) failed over 50 sampled runs"), prod
+    assert "run" not in dev, dev
+    md = CliRunner().invoke(main, ["check", str(platform / "environments"), "--no-drift", "-o", "markdown"]).output
+    assert "failed over 50 sampled runs |" in md

@@ -7,7 +7,7 @@ from typing import Any
 
 from kueueplan.report import applyplan
 from kueueplan.report.escape import md_code, md_text, one_line
-from kueueplan.workflow.check import CheckReport
+from kueueplan.workflow.check import CheckReport, EnvSimulation
 
 MAX_SHOWN = 20  # findings listed in the summary; `kueueplan validate` prints them all
 
@@ -52,14 +52,22 @@ def text(report: CheckReport) -> str:
             out.append(f"  simulate  {sim.env}: no declared load")
             continue
         mark = "✗" if sim.failures else "ok:"
-        out.append(f"  simulate  {sim.env}: {mark} {sim.workloads} workload(s), "
-                   f"{sim.failed} of {sim.expectations} expectation(s) failed")
+        out.append(f"  simulate  {sim.env}: {mark} {_sim_summary(sim)}")
         out += [f"              {line}" for line in sim.failures]
     out += [line.replace("  ", "  apply     ", 1).replace("apply: ", "", 1) for line in applyplan.text_lines(report.apply)]
     problems = report.problems
     out.append("result: " + ("FAILED: " + "; ".join(problems) if problems else "ok"))
     # file, object and workload names come from the PR: a newline could start a '::error::' in a CI log
     return "\n".join(one_line(line) for line in out) + "\n"
+
+
+def _sim_summary(sim: EnvSimulation) -> str:
+    """Workloads and expectations; with `simulation.runs` > 1 the expectations were judged on every sampled run
+    (each against its probability) while the workload count is run 0's: say so, or the gate reads as one run."""
+    if sim.runs > 1:
+        return (f"{sim.workloads} workload(s) in run 0, {sim.failed} of {sim.expectations} expectation(s) failed "
+                f"over {sim.runs} sampled runs")
+    return f"{sim.workloads} workload(s), {sim.failed} of {sim.expectations} expectation(s) failed"
 
 
 def markdown(report: CheckReport) -> str:
@@ -75,7 +83,7 @@ def markdown(report: CheckReport) -> str:
                f"{counts['warning']} warning(s){skipped} |")
     for sim in report.simulations:
         status = f"skipped: {sim.skipped}" if sim.skipped else "no declared load" if not sim.workloads else (
-            f"{'❌' if sim.failures else '✅'} {sim.workloads} workload(s), {sim.failed} of {sim.expectations} expectation(s) failed")
+            f"{'❌' if sim.failures else '✅'} {_sim_summary(sim)}")
         out.append(f"| simulate {md_code(sim.env, table=True)} | {md_text(status)} |")
     details = [f"- {md_code(f'{report.gen_dir}/{d.path}')}: {md_text(d.problem)}" for d in report.drift]
     details += [f"- {md_text(_finding_line(f))}" for f in report.findings if f.severity != "info"][:MAX_SHOWN]
@@ -94,7 +102,7 @@ def as_json(report: CheckReport) -> str:
         "findings": [f.as_dict() for f in report.findings],
         "schemaChecks": {"applied": report.schema_skipped is None, "skipped": report.schema_skipped},
         "simulations": [{"environment": s.env, "workloads": s.workloads, "expectations": s.expectations,
-                         "failed": s.failed, "failures": s.failures, "skipped": s.skipped}
+                         "failed": s.failed, "failures": s.failures, "skipped": s.skipped, "runs": s.runs}
                         for s in report.simulations],
         "apply": applyplan.as_json(report.apply),
     }

@@ -27,6 +27,7 @@ class EnvSimulation:
     failed: int = 0  # expectations that failed, never more than `expectations`
     failures: list[str] = field(default_factory=list)  # one line per workload that broke one
     skipped: str | None = None  # why it could not run (input validation already reports as a finding)
+    runs: int = 1  # Monte-Carlo runs the expectations were judged on (`workloads` counts run 0)
 
 
 @dataclass
@@ -157,6 +158,7 @@ def run_check(spec_dir: Path, gen_dir: Path | None, fail_on: str = "error", simu
                 sim.failures = list(run.failed_expectations)
                 sim.expectations = run.expectations
                 sim.failed = run.failed
+                sim.runs = run.runs
             report.simulations.append(sim)
     if base_ref is not None:
         report.apply = plan_against(spec_dir, base_ref, policies or [], simulate)

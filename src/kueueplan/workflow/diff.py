@@ -30,6 +30,7 @@ class SimRun:
     failure_keys: list[str] = field(default_factory=list)  # failed_expectations without file:line (lines move)
     failure_owners: list[int] = field(default_factory=list)  # which declared expectation each line breaks
     requests: dict[str, str] = field(default_factory=dict)  # workload -> its total request, in words
+    runs: int = 1  # Monte-Carlo runs the expectations were judged on (`result` is run 0)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def judged(source: Any) -> SimRun:
     owners = [i for i, failures in enumerate(results) for _ in failures]
     return SimRun(result_json(sim), [line for failures in results for line in failures], len(results),
                   failed_count(results), [line for failures in keys for line in failures], owners,
-                  requests=_requests(sim))
+                  requests=_requests(sim), runs=runs)
 
 
 def _monte_carlo(source: Any, sim: Any, seed: int, runs: int, results: list[list[str]],
