@@ -12,6 +12,7 @@ So w4 (priority 100, 4 GPUs) waits while the smaller w3 and w5 pass it; the reco
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -132,3 +133,43 @@ def test_a_missing_or_escaping_history_file_is_named_as_the_historyfiles_entry(t
         out = CliRunner().invoke(main, ["simulate", str(scenario)])
         assert out.exit_code == 2 and isinstance(out.exception, SystemExit), out.output
         assert f"replay.yaml:{line}: {message}" in out.output and "manifestFiles" not in out.output, out.output
+
+
+def test_plan_fit_prints_a_load_model_that_a_scenario_runs(tmp_path: Path) -> None:
+    """`kueueplan plan fit HISTORY` is the people-facing fit: Scenario `workloads` entries with readable
+    durations, which pasted under the recorded queues give the observed rate (6 arrivals over 80 minutes)."""
+    out = CliRunner().invoke(main, ["plan", "fit", str(FIXTURES / "history-besteffort.yaml")])
+    assert out.exit_code == 0, out.output
+    assert out.stdout.startswith("# Fitted by kueueplan plan fit from 6 recorded Workload(s)")
+    model = yaml.safe_load(out.stdout)["workloads"]
+    assert model == fit(read_history([FIXTURES / "history-besteffort.yaml"]))
+    assert all(e["for"] == "1h20m0s" for e in model) and not re.search(r"\d+ms\b", out.stdout)
+    shutil.copy(FIXTURES / "replay-besteffort.yaml", tmp_path / "scenario.yaml")
+    (tmp_path / ".git").mkdir()
+    scenario = yaml.safe_load((tmp_path / "scenario.yaml").read_text())
+    del scenario["spec"]["historyFiles"]
+    scenario["spec"]["workloads"] = model
+    (tmp_path / "scenario.yaml").write_text(yaml.safe_dump(scenario))
+    runs = CliRunner().invoke(main, ["simulate", str(tmp_path / "scenario.yaml"), "--runs", "40", "-o", "json",
+                                     "--jobs", "1"])
+    assert runs.exit_code == 0, runs.output
+    per_run = sum(t["workloadsPerRun"] for t in json.loads(runs.stdout)["teams"])
+    assert 4 < per_run < 8  # Poisson with mean 6 over 40 runs: the mean's standard error is about 0.4
+
+
+def test_plan_fit_refuses_what_is_not_a_history(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(main, ["plan", "fit", str(tmp_path / "last-week.yaml")])
+    assert missing.exit_code == 2 and "last-week.yaml: no such file" in missing.stderr, missing.output
+    other = tmp_path / "queues.yaml"
+    other.write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: a}\n")
+    empty = CliRunner().invoke(main, ["plan", "fit", str(other)])
+    assert empty.exit_code == 2 and "no kueue.x-k8s.io Workload in" in empty.stderr, empty.output
+
+
+def test_plan_fit_warns_when_a_shape_has_no_finished_run(tmp_path: Path) -> None:
+    path = tmp_path / "running.yaml"
+    path.write_text(_workload("still-running", "2024-01-01T00:00:00Z", 'spec: {queueName: lq}\nstatus:\n  conditions:\n'
+                              '  - {type: Admitted, status: "True", lastTransitionTime: "2024-01-01T00:00:00Z"}'))
+    out = CliRunner().invoke(main, ["plan", "fit", str(path)])
+    assert out.exit_code == 0 and "runFor" not in yaml.safe_load(out.stdout)["workloads"][0]
+    assert "ns/lq-still-running: no recorded run finished" in out.stderr

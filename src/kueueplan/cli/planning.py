@@ -97,7 +97,8 @@ def write_report(path: Path, text: str) -> None:
 
 @main.group()
 def plan() -> None:
-    """Capacity planning: search quotas against the scenario's expectations (see also simulate --runs)."""
+    """Capacity planning: search quotas against the scenario's expectations, fit a load model to a recorded
+    history (see also simulate --runs)."""
 
 
 @plan.command("quota")
@@ -150,3 +151,35 @@ def quota(path: Path, env: str | None, variables: tuple[str, ...], runs: int, se
     if all(r["smallest"] is None for r in result["tradeoffs"]):
         click.echo("no candidate meets every expectation", err=True)
         sys.exit(1)
+
+
+@plan.command("fit")
+@click.argument("history", nargs=-1, required=True, type=click.Path(path_type=Path))
+def fit_history(history: tuple[Path, ...]) -> None:
+    """A stochastic load model fitted to recorded Workloads (`kubectl get workloads.kueue.x-k8s.io -A -o yaml`
+    exports, several files being one history), printed as a Scenario's `workloads` entries to paste or edit."""
+    import yaml
+
+    from kueueplan.errors import KueueplanError
+    from kueueplan.planning.history import fit, read_history
+
+    for path in history:
+        if not path.is_file():
+            raise KueueplanError(f"{path}: no such file",
+                                 hint="pass `kubectl get workloads.kueue.x-k8s.io -A -o yaml` exports")
+    records = read_history(list(history))
+    if not records:
+        raise KueueplanError(f"no kueue.x-k8s.io Workload in {', '.join(map(str, history))}",
+                             hint="pass `kubectl get workloads.kueue.x-k8s.io -A -o yaml` exports")
+    from kueueplan.report.escape import one_line
+
+    model = fit(records)
+    for entry in model:
+        if "runFor" not in entry:  # every recorded one of its shape was still running or never admitted
+            meta = entry["manifest"]["metadata"]
+            click.echo(f"warning: {one_line(meta.get('namespace'))}/{one_line(meta['name'])}: no recorded run "
+                       "finished, so its arrivals never finish in this model; give it a runFor", err=True)
+    click.echo(f"# Fitted by kueueplan plan fit from {len(records)} recorded Workload(s): per namespace, queue "
+               "and pod sets,\n# Poisson arrivals at the observed rate over the observed window; run times "
+               "log-normal (median, p95),\n# or the recorded ones below five finished runs.")
+    click.echo(yaml.safe_dump({"workloads": model}, sort_keys=False), nl=False)

@@ -184,14 +184,21 @@ def fit(records: list[Recorded]) -> list[dict[str, Any]]:
     for (ns, queue, _), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[1][0].name)):
         runs = sorted(r.run_for for r in rs if r.run_for is not None)
         entry: dict[str, Any] = {"arrivals": {"poisson": f"{len(rs) * 3_600_000 / window:.6g}/h"},
-                                 "for": f"{window}ms"}
+                                 "for": _readable(window)}
         if len(runs) >= 5:
             p95 = runs[min(len(runs) - 1, -(-len(runs) * 95 // 100) - 1)]
             median = statistics.median(runs)
-            entry["runFor"] = {"median": f"{round(median)}ms", "p95": f"{max(round(median), p95)}ms"}
+            entry["runFor"] = {"median": _readable(round(median)), "p95": _readable(max(round(median), p95))}
         elif runs:
-            entry["runFor"] = {"samples": [f"{v}ms" for v in runs]}
+            entry["runFor"] = {"samples": [_readable(v) for v in runs]}
         template = rs[0].manifest
         entry["manifest"] = {**template, "metadata": {**template["metadata"], "name": f"{queue}-{rs[0].name}"}}
         out.append(entry)
     return out
+
+
+def _readable(ms: int) -> str:
+    """A duration a person pastes into a scenario ('1h20m0s', not '4800000ms'); exact to the millisecond."""
+    from kueueplan.kube.configuration import format_go_duration
+
+    return format_go_duration(ms / 1000)
