@@ -223,3 +223,20 @@ def test_what_the_load_could_not_replay_as_recorded_is_said_in_every_format(tmp_
     for fmt in ("text", "markdown"):
         out = CliRunner().invoke(main, ["diff", str(base), str(head), "--load", str(pending), "-o", fmt])
         assert "job-a-late-0a1b2" in out.stdout and "never admitted" in out.stdout, out.stdout
+
+
+def test_a_load_whose_queues_are_not_on_the_platform_is_warned_about(tmp_path: Path) -> None:
+    """A history recorded elsewhere (here team-a's queue is `train`, which the platform lacks) ran nowhere on
+    either side: the report said only "team - (-): workloads 5; admitted 0" and passed. Now it says why."""
+    base, head = _sides(tmp_path)
+    history = tmp_path / "elsewhere.yaml"
+    history.write_text(HISTORY.read_text(encoding="utf-8").replace("queueName: training", "queueName: train"),
+                       encoding="utf-8")
+    _code, data = _diff(str(base), str(head), "--load", str(history))
+    [warning] = [w for w in data["loadWarnings"] if "reach no ClusterQueue" in w]
+    assert warning.startswith("head: 5 replayed workload(s) reach no ClusterQueue on BASE or HEAD"), warning
+    assert "LocalQueue team-a/train doesn't exist" in warning or "LocalQueue team-b/train doesn't exist" in warning
+    _code, mine = _diff(str(base), str(head), "--load", str(HISTORY))
+    assert not any("reach no ClusterQueue" in w for w in mine["loadWarnings"])  # its own history: no warning
+    text = CliRunner().invoke(main, ["diff", str(base), str(head), "--load", str(history)]).output
+    assert "warning: head: 5 replayed workload(s) reach no ClusterQueue" in text

@@ -64,7 +64,7 @@ def diff(paths: tuple[Path, ...], base_ref: str | None, env: str | None, fmt: st
         report = diff_sides(load_side(base_path, env), load_side(head_path, env), simulate, allow,
                             per_team=load is not None, load=load.manifests if load else ())
         report.load = load.description if load else None
-        report.load_warnings = list(load.warnings) if load else []
+        report.load_warnings[:0] = list(load.warnings) if load else []
         if base_ref:
             report.base = f"{paths[0]}@{base_ref}"
         render = {"text": text, "markdown": markdown, "json": as_json}[fmt]

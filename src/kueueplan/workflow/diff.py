@@ -141,6 +141,7 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
         # Two single-environment sides (e.g. two manifest folders): compare them whatever their names.
         base = Side(base.path, base.is_spec, {next(iter(head.envs)): next(iter(base.envs.values()))})
     envs = []
+    warnings: list[str] = []
     for env in sorted(set(base.envs) | set(head.envs)):
         base_docs = base.envs.get(env, [])
         head_docs = head.envs.get(env, [])
@@ -159,6 +160,7 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
                 result.workloads = workload_deltas(before.result if before else None, after.result, after.requests)
                 if per_team and before is not None:
                     result.teams = team_deltas(before.result, after.result, teams)
+                    warnings += _unqueued_warning(env, before.result, after.result)
                 # compared without their file:line, so an edit that only moves lines breaks nothing
                 already = set(before.failure_keys or before.failed_expectations) if before else set()
                 keys = after.failure_keys or after.failed_expectations
@@ -173,7 +175,22 @@ def diff_sides(base: Side, head: Side, simulate: Simulator | None = None,
             result.apply = plan_env(env, base_docs, head_docs, before.result if before else None,
                                     allow(env) if allow else (), load)
         envs.append(result)
-    return DiffReport(str(base.path), str(head.path), envs)
+    return DiffReport(str(base.path), str(head.path), envs, load_warnings=warnings)
+
+
+def _unqueued_warning(env: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """A replayed workload whose LocalQueue exists on neither side never runs on either, so the comparison says
+    nothing about it: a history recorded on another platform (other namespaces or queue names) looks unchanged."""
+    old = _by_name(before)
+    lost = [(name, w) for name, w in _by_name(after).items()
+            if not w.get("clusterQueue") and not (old.get(name) or {}).get("clusterQueue")]
+    if not lost:
+        return []
+    name, w = lost[0]
+    why = f": {w.get('message')}" if w.get("message") else ""
+    return [f"{env}: {len(lost)} replayed workload(s) reach no ClusterQueue on BASE or HEAD and never run on "
+            f"either (e.g. {name}{why}); was the load recorded on this platform? Its namespaces and LocalQueues "
+            "must exist here"]
 
 
 # --------------------------------------------------------------------------- simulation delta
