@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -13,7 +14,7 @@ from kueueplan.planning.executors import run_local, run_serial
 from kueueplan.planning.montecarlo import aggregate
 from kueueplan.planning.source import ScenarioSource
 
-from ._support import scenario, write
+from ._support import JOB, scenario, write
 
 
 def _json(source: ScenarioSource, runs: list) -> str:
@@ -125,3 +126,20 @@ def test_text_reports_keep_hostile_names_on_one_line(tmp_path: Path) -> None:
                  ["plan", "quota", str(path), "--vary", "cq/gpu/nvidia.com/gpu=2..4", "--runs", "2"]):
         out = CliRunner().invoke(main, args).stdout
         assert "pwned" in out and not any(line.startswith("::") for line in out.splitlines()), out
+
+
+def test_an_object_kueue_would_reject_is_warned_about_once_per_entry_in_every_mode(tmp_path: Path) -> None:
+    """A stochastic entry whose Job Kueue's webhook refuses (a queue-name label that is not a valid name):
+    a single run printed one warning per arrival (dozens of identical lines), `--runs` and `--at` none."""
+    job = copy.deepcopy(JOB)
+    job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq_1"
+    path = write(tmp_path, scenario(workloads=[{"arrivals": {"every": "10m"}, "for": "2h", "runFor": "5m",
+                                                "manifest": job}]))
+    for args in ([], ["--runs", "2", "--jobs", "1"], ["--at", "30m"]):
+        out = CliRunner().invoke(main, ["simulate", str(path), "-o", "json", *args])
+        warnings = [line for line in out.stderr.splitlines() if line.startswith("warning:")]
+        assert len(warnings) == 1, (args, out.stderr)
+        assert "KP414 Job/team-a/train-1" in warnings[0] and "11 more object(s) of this entry alike" in warnings[0]
+    search = CliRunner().invoke(main, ["plan", "quota", str(path), "--vary", "cq/gpu/nvidia.com/gpu=4..4",
+                                       "--runs", "1", "--jobs", "1"])
+    assert sum(line.startswith("warning:") for line in search.stderr.splitlines()) == 1, search.stderr

@@ -61,10 +61,16 @@ def _warn_rejected(scenario: Any) -> None:
         if t.group is None or t.group not in seen:
             seen.add(t.group)
             objects.append((t.manifest, scenario.file, t.line))
+    # A stochastic entry expands into one plain entry per arrival (no shared group): its copies, all from one
+    # line, would each repeat the same warning. One per (file, line, rule), with how many objects it covers.
+    found: dict[tuple[Any, Any, str], list[Any]] = {}
     for f in webhook_rejections(objects):
-        where = f"{f.file}:{f.line}" if f.line else f.file
-        click.echo(one_line(f"warning: {where}: {f.rule} {f.object}: {f.message} (Kueue would reject this object; "
-                            "the simulation applies it anyway)"), err=True)  # names from the PR: one line each
+        found.setdefault((f.file, f.line, f.rule), []).append(f)
+    for (file, line, rule), fs in found.items():
+        f, where = fs[0], f"{file}:{line}" if line else file
+        more = f"; {len(fs) - 1} more object(s) of this entry alike" if len(fs) > 1 else ""
+        click.echo(one_line(f"warning: {where}: {rule} {f.object}: {f.message} (Kueue would reject this object; "
+                            f"the simulation applies it anyway{more})"), err=True)  # names from the PR: one line each
 
 
 def _progress_bar() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
@@ -120,6 +126,7 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         scenario = _load(path, env, None, kueue_version, seed)
         declared = scenario.until
         _set_until(scenario, at, "--at")
+        _warn_rejected(scenario)
         if declared is not None and scenario.until > declared:
             click.echo(f"note: the scenario stops at {declared / 1000:g}s (its until); --at {at} runs it that far",
                        err=True)
