@@ -87,3 +87,11 @@ def test_markdown_is_tables_for_a_pr_comment_with_every_name_escaped(tmp_path: P
     rows = lines[header + 2:header + 4]
     assert [r.count(" | ") for r in rows] == [6, 6]  # no cell split by the name's `|`
     assert all("<img" not in r and "&lt;img" in r and "@\u200dteam" in r and r.endswith("| 40m |") for r in rows)
+
+
+def test_an_at_past_the_until_names_the_until_as_a_duration(tmp_path: Path) -> None:
+    data = scenario(workloads=[{"at": "0s", "runFor": "1h", "manifest": JOB}])
+    data["spec"]["until"] = "3h"
+    out = CliRunner().invoke(main, ["simulate", str(write(tmp_path, data)), "--at", "5h"])
+    assert out.exit_code == 0, out.output
+    assert "note: the scenario stops at 3h0m0s (its until); --at 5h runs it that far" in out.stderr, out.stderr

@@ -128,8 +128,10 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         _set_until(scenario, at, "--at")
         _warn_rejected(scenario)
         if declared is not None and scenario.until > declared:
-            click.echo(f"note: the scenario stops at {declared / 1000:g}s (its until); --at {at} runs it that far",
-                       err=True)
+            from kueueplan.kube.configuration import format_go_duration
+
+            click.echo(f"note: the scenario stops at {format_go_duration(declared / 1000)} (its until); --at {at} "
+                       "runs it that far", err=True)  # 3h0m0s, as the user wrote it, not 10800s
         _snapshot(scenario, fmt)
         return
     if runs > 1 or ray_address is not None or html_path is not None:
