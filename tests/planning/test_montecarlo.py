@@ -143,3 +143,12 @@ def test_an_object_kueue_would_reject_is_warned_about_once_per_entry_in_every_mo
     search = CliRunner().invoke(main, ["plan", "quota", str(path), "--vary", "cq/gpu/nvidia.com/gpu=4..4",
                                        "--runs", "1", "--jobs", "1"])
     assert sum(line.startswith("warning:") for line in search.stderr.splitlines()) == 1, search.stderr
+
+
+def test_mean_waits_under_a_minute_read_to_three_digits() -> None:
+    """A mean over runs printed its millisecond noise ("38.162s (6.401s–1.2m)") beside minutes to one decimal."""
+    from kueueplan.report.planning import _wait
+
+    assert _wait({"mean": 38.162, "ci95": [6.401, 72.5]}) == "38.2s (6.4s–1.2m)"
+    assert _wait({"mean": 0.044, "ci95": [0, 0.131]}) == "0.044s (0s–0.131s)"
+    assert _wait({"mean": 59.99, "ci95": None}) == "1.0m" and _wait({"mean": 7200, "ci95": None}) == "2.0h"

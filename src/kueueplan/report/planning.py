@@ -8,13 +8,20 @@ from kueueplan.report.escape import one_line
 from kueueplan.report.simulation import _fmt_s
 
 
+def _seconds(v: float) -> str:
+    """A mean over runs to three significant digits under a minute (38.2s, not 38.162s), as the minutes and hours
+    of _fmt_s are to one decimal: a mean's millisecond digits are noise."""
+    short = f"{v:.3g}"
+    return f"{short}s" if float(short) < 60 else _fmt_s(max(v, 60))  # 59.99 reads 1.0m, not 60s
+
+
 def _wait(cell: dict[str, Any]) -> str:
     if cell["mean"] is None:
         return "-"
     if cell["ci95"] is None:
-        return _fmt_s(cell["mean"])
+        return _seconds(cell["mean"])
     lo, hi = cell["ci95"]
-    return f"{_fmt_s(cell['mean'])} ({_fmt_s(lo)}–{_fmt_s(hi)})"
+    return f"{_seconds(cell['mean'])} ({_seconds(lo)}–{_seconds(hi)})"
 
 
 def _amount(resource: str, value: float | None) -> str:
