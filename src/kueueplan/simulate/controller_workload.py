@@ -54,21 +54,23 @@ class WorkloadController:
             holders = self.holders[cq_name] = {}
         holders[wl.key] = wl
         self._count_usage(wl, +1)
-        self._rehash_holder(wl, True)
         q = self.queues[cq_name]
         if q.sticky == wl.key:
             q.sticky = None
         self.emit("QuotaReserved", wl)
         if self._uses_afs(cq_name):
             self.afs.push_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)  # updateEntryPenalty
-        if not self._start_checks(wl, cq_name):
+        # its term in the holders' hash (read after the cycle) is made once, in its state after this call
+        if self._start_checks(wl, cq_name):
+            self._rehash_holder(wl, True)
+        else:
             self._set_admitted(wl)
 
     def _set_admitted(self, wl: SimWorkload) -> None:
+        """QuotaReserved -> Admitted (a holder: its term in the holders' hash follows its state)."""
         wl.state = ADMITTED
         wl.admitted_at = self.now
-        if wl.key in self._holding_terms:
-            self._rehash_holder(wl, True)
+        self._rehash_holder(wl, True)
         wl.message = ""
         self.emit("Admitted", wl)
         if self._uses_afs(wl.cluster_queue):  # updateAfsConsumedUsage: decay to now, settle the penalty
