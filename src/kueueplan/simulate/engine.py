@@ -366,8 +366,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         ev: dict[str, Any] = {"at": at[1], "type": type_, "workload": wl.key}
         if wl.cluster_queue:
             ev["clusterQueue"] = wl.cluster_queue
-        if extra:
-            ev.update(extra)
+        ev.update(extra)
         self.events.append(ev)
 
     # ------------------------------------------------------------------ preemption hooks
