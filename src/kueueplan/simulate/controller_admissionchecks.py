@@ -140,7 +140,8 @@ class AdmissionCheckReconciler:
         return True
 
     def _release_checks(self, wl: SimWorkload) -> None:
-        self._schedule_attempts(self.ac.release(self.cluster, wl, self.now))
+        if self.ac.queues:  # only checks with a capacity hold anything (every release, usually without any)
+            self._schedule_attempts(self.ac.release(self.cluster, wl, self.now))
 
     def _schedule_attempts(self, done: list[tuple[SimWorkload, str, int]]) -> None:
         for w, check, at in done:

@@ -162,7 +162,9 @@ def _renamed(spec: WorkloadSpec, name: str) -> WorkloadSpec:
     """dataclasses.replace(spec, name=name) without re-running the constructor (one per workload of a large
     run); the key cached from the old name is dropped, the rest of what is cached holds for the copy."""
     new = object.__new__(WorkloadSpec)
-    new.__dict__.update(spec.__dict__)  # fields and cached properties (scheduling_shape holds for the copy)
+    # fields and cached properties; scheduling_shape holds for the copy: read here, it is computed once on the
+    # shared spec (a copy computing its own did it once per workload)
+    new.__dict__.update(spec.__dict__, scheduling_shape=spec.scheduling_shape)
     new.__dict__["name"] = name
     new.__dict__.pop("key", None)
     return new

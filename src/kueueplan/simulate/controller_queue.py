@@ -379,6 +379,8 @@ class QueueController:
         self._config_changed()
 
     def _finalize_deletions(self) -> None:
+        if not self._deleting_cqs and not self._deleting_rfs:
+            return  # the usual case, after every completion and eviction
         done = False
         for name in sorted(self._deleting_cqs):
             if not self.holders.get(name):

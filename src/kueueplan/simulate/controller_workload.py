@@ -51,21 +51,23 @@ class WorkloadController:
         self.tree.cqs[cq_name].add_usages(wl.usage)
         self.holders.setdefault(cq_name, {})[wl.key] = wl
         self._count_usage(wl, +1)
-        self._rehash_holder(wl, True)
         q = self.queues[cq_name]
         if q.sticky == wl.key:
             q.sticky = None
         self.emit("QuotaReserved", wl)
         if self._uses_afs(cq_name):
             self.afs.push_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)  # updateEntryPenalty
-        if not self._start_checks(wl, cq_name):
+        # its term in the holders' hash (read after the cycle) is made once, in its state after this call
+        if self._start_checks(wl, cq_name):
+            self._rehash_holder(wl, True)
+        else:
             self._set_admitted(wl)
 
     def _set_admitted(self, wl: SimWorkload) -> None:
+        """QuotaReserved -> Admitted (a holder: its term in the holders' hash follows its state)."""
         wl.state = ADMITTED
         wl.admitted_at = self.now
-        if wl.key in self._holding_terms:
-            self._rehash_holder(wl, True)
+        self._rehash_holder(wl, True)
         wl.message = ""
         self.emit("Admitted", wl)
         if self._uses_afs(wl.cluster_queue):  # updateAfsConsumedUsage: decay to now, settle the penalty
@@ -235,10 +237,11 @@ class WorkloadController:
             self.afs.drop_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)
         if cq is not None and wl.holds_quota:
             self._removals[cq] = self._removals.get(cq, 0) + 1
-        if cq is not None and cq in self.tree.cqs and wl.holds_quota:
-            self.tree.cqs[cq].remove_usages(wl.usage)
+            node = self.tree.cqs.get(cq)
+            if node is not None:
+                node.remove_usages(wl.usage)
         wl.last_assignment = None
-        if cq is not None and self.holders.get(cq, {}).pop(wl.key, None) is not None:
+        if cq is not None and self.holders.get(cq, _NO_HOLDERS).pop(wl.key, None) is not None:
             self._count_usage(wl, -1)
         self._rehash_holder(wl, False)
         wl.usage = {}

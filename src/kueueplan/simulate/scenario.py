@@ -435,6 +435,7 @@ class _Reader:
             # Copies differ only in metadata: they share one copy of the rest (nothing changes a manifest in
             # place; the job controller copies before renaming), which 50,000 deep copies made slow.
             base = _deep_copy(manifest)
+            line, file = self.line(where), where.file if isinstance(where, load.At) else None  # every copy's
             for c in range(1, count + 1):
                 ordinal += 1
                 m = dict(base)
@@ -446,9 +447,8 @@ class _Reader:
                 md.pop("generateName", None)
                 md.setdefault("namespace", "default")
                 for wl_name in workload_names(m, md["name"]):
-                    out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, wl_name, self.line(where), i,
-                                                ready_after, resubmit,
-                                                file=where.file if isinstance(where, load.At) else None))
+                    out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, wl_name, line, i, ready_after,
+                                                resubmit, file=file))
         seen: set[tuple[str, str, str]] = set()
         for t in out:
             key = (str(t.manifest.get("kind")), str(t.manifest["metadata"]["namespace"]), t.name)
@@ -589,10 +589,10 @@ class _Reader:
 def _deep_copy(value: Any) -> Any:
     if isinstance(value, (str, int, float)) or value is None:  # most leaves: skip the slower ABC check
         return value
-    if isinstance(value, Mapping):
-        return {k: _deep_copy(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_deep_copy(v) for v in value]
+    if isinstance(value, (dict, Mapping)):  # dict first: YAML's mappings, without the slower ABC check
+        return {k: _deep_copy(v) for k, v in value.items()}
     return value
 
 

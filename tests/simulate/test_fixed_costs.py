@@ -1,0 +1,120 @@
+"""Per-workload and per-admission bookkeeping that the simulator keeps incrementally instead of recomputing:
+each piece must equal what a recomputation from scratch gives, at every point of a run.
+
+- The holders' part of the state signature (engine._holding_hash, _holding_terms): admit makes a holder's
+  term once, in its state after the call (QuotaReserved while admission checks run, else Admitted), and
+  _set_admitted remakes it when the checks are Ready.
+- The copies of one `workloads` entry share their spec's scheduling shape (controller_job._renamed): one
+  tuple for all of them, computed once, equal to what each copy would compute.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kueueplan.kube.podsets import WorkloadSpec
+from kueueplan.simulate import engine
+from kueueplan.simulate.engine import _HASH_MASK, _term, simulate
+from kueueplan.simulate.scenario import scenario_from_dict
+from tests.simulate.test_fast_paths import CLASSES, _perf_shape
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+def _recomputed(sim: engine.Simulation) -> tuple[int, dict[str, int]]:
+    """The holders' hash and terms made from the holders as they are now."""
+    terms = {}
+    for holders in sim.holders.values():
+        for key, wl in holders.items():
+            terms[key] = _term((key, wl.state, tuple(sorted(wl.usage.items()))))
+    return sum(terms.values()) & _HASH_MASK, terms
+
+
+def _checked_run(scenario: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[engine.Simulation, int]:
+    """Run, comparing the incremental holders' hash with a recomputation after every handled timer and every
+    settled instant; returns the run and how many holders were seen in QuotaReserved (checks running)."""
+    reserved = [0]
+    mismatches: list[str] = []
+
+    def compare(sim: engine.Simulation, where: str) -> None:
+        total, terms = _recomputed(sim)
+        if (sim._holding_hash, sim._holding_terms) != (total, terms):
+            mismatches.append(f"t={sim.now} after {where}")
+        reserved[0] += sum(1 for hs in sim.holders.values() for w in hs.values() if w.state == "QuotaReserved")
+
+    handle, settle = engine.Simulation._handle, engine.Simulation._settle
+
+    def checked_handle(self: engine.Simulation, kind: str, payload: Any) -> None:
+        handle(self, kind, payload)
+        compare(self, kind)
+
+    def checked_settle(self: engine.Simulation) -> None:
+        settle(self)
+        compare(self, "the scheduling cycles")
+
+    monkeypatch.setattr(engine.Simulation, "_handle", checked_handle)
+    monkeypatch.setattr(engine.Simulation, "_settle", checked_settle)
+    sim = simulate(scenario_from_dict(scenario))
+    assert mismatches == []
+    return sim, reserved[0]
+
+
+@pytest.mark.parametrize("name", ["ac-provisioning-failed-then-provisioned", "admission-check-on-flavors",
+                                  "ac-provisioning-retry-then-rejected"])
+def test_holders_hash_follows_admission_checks(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())["scenario"]
+    sim, reserved = _checked_run(scenario, monkeypatch)
+    assert reserved > 0  # holders did wait in QuotaReserved, with a term of that state
+    assert any(e["type"] == "Admitted" for e in sim.events) or name.endswith("rejected")
+
+
+def test_holders_hash_follows_admissions_and_preemptions(monkeypatch: pytest.MonkeyPatch) -> None:
+    sim, _ = _checked_run(_perf_shape(4, None, CLASSES), monkeypatch)
+    kinds = {e["type"] for e in sim.events}
+    assert {"Admitted", "Preempted", "Finished"} <= kinds
+
+
+def _copies(count: int) -> dict[str, Any]:
+    v2 = "kueue.x-k8s.io/v1beta2"
+    return {"apiVersion": "kueueplan.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "copies"}, "spec": {
+        "manifests": [
+            {"apiVersion": v2, "kind": "ResourceFlavor", "metadata": {"name": "default"}},
+            {"apiVersion": v2, "kind": "ClusterQueue", "metadata": {"name": "q"},
+             "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                 {"name": "default", "resources": [{"name": "cpu", "nominalQuota": 2}]}]}]}},
+            {"apiVersion": v2, "kind": "LocalQueue", "metadata": {"namespace": "default", "name": "q"},
+             "spec": {"clusterQueue": "q"}},
+        ],
+        "workloads": [{"count": count, "every": "1s", "runFor": "10s", "manifest": {
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "job", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+            "spec": {"parallelism": 1, "completions": 1, "template": {"spec": {"containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}}}],
+    }}
+
+
+def test_copies_of_a_workloads_entry_share_one_scheduling_shape() -> None:
+    sim = simulate(scenario_from_dict(_copies(5)))
+    specs = [w.spec for w in sim.workloads]
+    assert [s.name for s in specs] == [f"job-{i}" for i in range(1, 6)]
+    shapes = {id(s.scheduling_shape) for s in specs}
+    assert len(shapes) == 1  # one tuple, made once (each copy used to build its own)
+    fresh = WorkloadSpec(**{f: getattr(specs[2], f) for f in WorkloadSpec.__dataclass_fields__})
+    assert fresh.scheduling_shape == specs[2].scheduling_shape  # what the copy would compute itself
+    assert [s.key for s in specs] == [f"default/job-{i}" for i in range(1, 6)]  # each its own key
+    assert [e["type"] for e in sim.events[:4]] == ["Created", "QuotaReserved", "Admitted", "PodsReady"]
+
+
+def test_copies_queue_in_one_bucket() -> None:
+    """Copies waiting together are one equivalence class: parked and requeued as one bucket."""
+    scenario = copy.deepcopy(_copies(6))
+    scenario["spec"]["workloads"][0]["every"] = 0  # all at once: two run, four wait
+    scenario["spec"]["until"] = "1s"
+    sim = simulate(scenario_from_dict(scenario))
+    q = sim.queues["q"]
+    assert len(q.buckets) == 1 and len(q.members) == 4
