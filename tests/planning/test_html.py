@@ -91,3 +91,17 @@ def test_one_run_reads_as_one_run(tmp_path: Path) -> None:
                                     "--runs", "1", "--html", str(page)])
     assert out.exit_code in (0, 1), out.output
     assert "<p>1 run, seed 0.</p>" in page.read_text()
+
+
+def test_the_wait_chart_reads_from_no_wait_and_no_workload() -> None:
+    """A cumulative share drawn from its first point (here 10 minutes at 50 %) hides that nobody was admitted
+    sooner: both axes start at 0."""
+    from kueueplan.planning.metrics import RunMetrics, WorkloadOutcome
+    from kueueplan.report.html import wait_chart
+
+    waits = [WorkloadOutcome("team-a", "cq", m * 60_000, True, 0) for m in (10, 20)]
+    svg = wait_chart([RunMetrics(0, 3_600_000, waits, {}, {}, [])])
+    assert svg is not None
+    ticks = [float(t) for t in re.findall(r">\s*(-?[0-9.]+)\s*</text>", svg)]
+    assert 0.0 in ticks and 1.0 in ticks, ticks  # y from 0 to 1 (x from 0 too: 0 is a tick either way)
+    assert min(ticks) == 0.0

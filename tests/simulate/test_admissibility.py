@@ -64,3 +64,33 @@ def test_missing_queue_and_uncovered_resource() -> None:
     assert not verdict.admissible and "resource example.com/fpga unavailable" in verdict.reason
     pod["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
     assert "LocalQueue ns/other doesn't exist" in can_ever_admit(cluster, pod).reason
+
+
+def test_a_refusal_before_the_last_pod_set_says_what_it_counted() -> None:
+    """Kueue's flavor assignment refuses at the pod set that overflows (flavorassigner.go: 'previously considered
+    podsets requests + current podset request > maximum capacity'): with the head and 4 workers over 4 cpu, the
+    submitter's 500m is never counted, so the figure is 5, not the whole 5500m."""
+    cluster = read_cluster([
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
+             {"name": "f", "resources": [{"name": "cpu", "nominalQuota": 4},
+                                         {"name": "memory", "nominalQuota": "100Gi"}]}]}]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"namespace": "ns", "name": "lq"},
+         "spec": {"clusterQueue": "cq"}},
+    ])
+
+    def pod(cpu: str) -> dict:
+        return {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+
+    job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "j", "namespace": "ns", "labels": {
+        "kueue.x-k8s.io/queue-name": "lq"}}, "spec": {"entrypoint": "python x.py", "rayClusterSpec": {
+            "headGroupSpec": {"template": pod("1")},
+            "workerGroupSpecs": [{"groupName": "cpu-workers", "replicas": 4, "template": pod("1")}]}}}
+    verdict = can_ever_admit(cluster, job)
+    assert not verdict.admissible
+    assert "needs 5 cpu with its pod sets placed so far (in all: head 1 + cpu-workers 4x1 + RayJob submitter " \
+           "500m = 5500m) but ClusterQueue cq can use at most 4 of flavor f" in verdict.reason, verdict.reason
+    job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["replicas"] = 3  # refused at the last pod set: all counted
+    verdict = can_ever_admit(cluster, job)
+    assert "needs 4500m cpu (head 1 + cpu-workers 3x1 + RayJob submitter 500m = 4500m) but" in verdict.reason

@@ -203,13 +203,7 @@ class ScenarioSource:
         from kueueplan.simulate.scenario import _Reader
 
         doc = _MappedDocument(self.data, self.file, self.lines, [])
-        try:
-            files = _Reader(doc, self.path)._resolve(name, where)  # inside the repository, like manifestFiles
-        except KueueplanError as e:
-            # The reader speaks of manifestFiles; the entry the user wrote is a historyFiles / workloadProfiles one.
-            e.message = e.message.replace("manifestFiles entr", f"{where[1]} entr", 1)
-            e.hint = e.hint and e.hint.replace("keep manifests", "keep these files")
-            raise
+        files = _Reader(doc, self.path)._resolve(name, where)  # inside the repository, like manifestFiles
         if many:
             return files
         if len(files) != 1:

@@ -71,6 +71,8 @@ def wait_chart(runs: list[RunMetrics]) -> str | None:
         ax.step(waits, [(i + 1) / len(waits) for i in range(len(waits))], where="post", label=team)
     ax.set_xlabel("wait for admission (minutes)")
     ax.set_ylabel("share of workloads")
+    ax.set_xlim(left=0)  # a cumulative share reads from no wait and no workload, not from the first data point
+    ax.set_ylim(0, 1.02)
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -44,11 +44,20 @@ class _PotentialAssigner(FlavorAssigner):
         if val <= cap:
             return FIT, 0
         flavor, res = fr
-        explain = explain_requests(self.spec.pod_sets, res)
-        self._reason(f"needs {format_resource_value(res, val)} {res} ({explain}) but ClusterQueue {self.cq.name} "
+        self._reason(f"needs {_needs(self.spec, res, val)} but ClusterQueue {self.cq.name} "
                      f"can use at most {format_resource_value(res, cap)} of flavor {flavor}"
                      f"{_cap_detail(self.node, fr)}", "ExceedsMaxQuota")
         return NO_FIT, 0
+
+
+def _needs(spec: WorkloadSpec, res: str, val: int) -> str:
+    """What the workload needs of `res` where a flavor refused it: `val` is what its pod sets placed in that flavor
+    so far ask (Kueue's 'previously considered podsets requests + current podset request'), which is the whole
+    request unless the refusal came at an earlier pod set than the last."""
+    explain = explain_requests(spec.pod_sets, res)
+    if val == sum(ps.per_pod.get(res, 0) * ps.count for ps in spec.pod_sets):
+        return f"{format_resource_value(res, val)} {res} ({explain})"
+    return f"{format_resource_value(res, val)} {res} with its pod sets placed so far (in all: {explain})"
 
 
 def _cap_detail(node: Any, fr: FR) -> str:

@@ -358,21 +358,24 @@ class _Reader:
             raise
 
     def _resolve(self, entry: Any, where: tuple) -> list[Path]:
+        """A file or folder named by an entry, inside the repository; errors name the field the user wrote (the
+        last name in `where`: manifestFiles, manifestFile, historyFiles, workloadProfiles)."""
+        field = next((w for w in reversed(where) if isinstance(w, str)), "manifestFiles")
         if not isinstance(entry, str) or not entry:
-            raise self.err("manifestFiles entries must be non-empty strings", where)
+            raise self.err(f"{field} entries must be non-empty strings", where)
         if Path(entry).is_absolute():
-            raise self.err(f"manifestFiles entry {entry!r} is absolute", where,
+            raise self.err(f"{field} entry {entry!r} is absolute", where,
                            hint="write paths relative to the scenario file")
         base = (self.path.parent if self.path else Path.cwd()).resolve()
         root = _repo_root(base) or base
         target = (base / entry).resolve()
         if target != root and root not in target.parents:
-            raise self.err(f"manifestFiles entry {entry!r} leaves {root}", where,
-                           hint="keep manifests inside the repository that holds the scenario")
+            raise self.err(f"{field} entry {entry!r} leaves {root}", where,
+                           hint="keep the files it names inside the repository that holds the scenario")
         try:
             is_dir, is_file = target.is_dir(), target.is_file()
         except OSError as e:  # e.g. a name longer than the file system allows
-            raise self.err(f"manifestFiles entry {entry[:80]!r} cannot be read: {e.strerror}", where) from None
+            raise self.err(f"{field} entry {entry[:80]!r} cannot be read: {e.strerror}", where) from None
         if is_dir:
             files = yamlio.yaml_files(target)  # as build, validate and diff walk folders (hidden ones skipped)
             for p in files:
@@ -380,7 +383,7 @@ class _Reader:
                     raise self.err(f"{p} (a link) leaves {root}", where)
             return files
         if not is_file:
-            raise self.err(f"manifestFiles entry {entry!r} does not exist ({target})", where)
+            raise self.err(f"{field} entry {entry!r} does not exist ({target})", where)
         return [target]
 
     def _workloads(self, spec: Mapping[str, Any], objects: list[load.Obj] = ()) -> list[WorkloadTemplate]:
