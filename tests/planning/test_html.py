@@ -93,15 +93,19 @@ def test_one_run_reads_as_one_run(tmp_path: Path) -> None:
     assert "<p>1 run, seed 0.</p>" in page.read_text()
 
 
-def test_the_wait_chart_reads_from_no_wait_and_no_workload() -> None:
+def test_the_charts_read_from_zero() -> None:
     """A cumulative share drawn from its first point (here 10 minutes at 50 %) hides that nobody was admitted
-    sooner: both axes start at 0."""
+    sooner, and usage drawn from its lowest level (here 20 of a quota of 32) exaggerates every change: the
+    axes start at 0."""
     from kueueplan.planning.metrics import RunMetrics, WorkloadOutcome
-    from kueueplan.report.html import wait_chart
+    from kueueplan.report.html import usage_chart, wait_chart
+
+    def ticks(svg: str | None, axis: str) -> list[float]:
+        assert svg is not None  # svg.fonttype none: each tick's label is a <text> in its <g id="ytick_N">
+        return [float(t) for t in re.findall(rf'<g id="{axis}tick_\d+">.*?<text[^>]*>\s*([^<]*?)\s*</text>', svg, re.S)]
 
     waits = [WorkloadOutcome("team-a", "cq", m * 60_000, True, 0) for m in (10, 20)]
-    svg = wait_chart([RunMetrics(0, 3_600_000, waits, {}, {}, [])])
-    assert svg is not None
-    ticks = [float(t) for t in re.findall(r">\s*(-?[0-9.]+)\s*</text>", svg)]
-    assert 0.0 in ticks and 1.0 in ticks, ticks  # y from 0 to 1 (x from 0 too: 0 is a tick either way)
-    assert min(ticks) == 0.0
+    run = RunMetrics(0, 3_600_000, waits, {}, {}, [], usage_series={"f/cpu": [(0, 20_000), (1_800_000, 24_000)]})
+    svg = wait_chart([run])
+    assert ticks(svg, "y")[0] == 0.0 and ticks(svg, "y")[-1] == 1.0 and ticks(svg, "x")[0] == 0.0
+    assert ticks(usage_chart([run], "f/cpu", 32, 1000), "y")[0] == 0.0

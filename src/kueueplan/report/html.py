@@ -89,6 +89,7 @@ def usage_chart(runs: list[RunMetrics], key: str, quota: float, unit: int) -> st
     ax.fill_between(hours, [v / unit for v in lo], [v / unit for v in hi], step="post", alpha=0.25, label="10-90 %")
     ax.step(hours, [v / unit for v in mean], where="post", label="mean over runs")
     ax.axhline(quota, color="#c0392b", linestyle="--", label="nominal quota")
+    ax.set_ylim(bottom=0)  # usage against its quota reads in proportion from nothing used
     ax.set_xlabel("hours")
     resource = key.split("/", 1)[1]
     ax.set_ylabel(f"{resource} (Gi)" if unit == 2**30 else "cores" if unit == 1000 else resource)
@@ -109,6 +110,7 @@ def waiting_chart(runs: list[RunMetrics]) -> str | None:
     for q in queues:
         mean, _, _ = _band([_at(m.waiting_series.get(q, []), times) for m in runs])
         ax.step([t / 3_600_000 for t in times], mean, where="post", label=q)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("hours")
     ax.set_ylabel("workloads waiting")
     ax.legend(loc="upper right")
