@@ -466,7 +466,7 @@ class HeadPlans:
     def detach(self, plan: HeadPlan) -> None:
         cohort = plan.cohort
         del cohort.plans[plan.name]
-        if plan in cohort.active:  # (nominate reads only plans of the cohort's)
+        if plan in cohort.active:  # nominate presents every plan of the list: none is detached
             cohort.active.remove(plan)
         self.retotal(cohort, -plan.term())
         cohort.zero -= plan.terms[0]
