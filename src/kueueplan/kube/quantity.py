@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 from kueueplan.errors import KueueplanError
 
@@ -108,6 +109,7 @@ def _interpret(suffix: str, text: str) -> tuple[int, int, str]:
     raise _invalid(text)
 
 
+@lru_cache(maxsize=4096)  # a platform repeats a few quantity strings ("4", "16Gi") in every pod of every copy
 def _parse_string(text: str) -> Fraction:
     value = _parse_text(text)
     if abs(value) > _BOUND:  # e.g. 99999E998: digits before a large exponent
