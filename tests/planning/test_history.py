@@ -169,7 +169,29 @@ def test_plan_fit_refuses_what_is_not_a_history(tmp_path: Path) -> None:
 def test_plan_fit_warns_when_a_shape_has_no_finished_run(tmp_path: Path) -> None:
     path = tmp_path / "running.yaml"
     path.write_text(_workload("still-running", "2024-01-01T00:00:00Z", 'spec: {queueName: lq}\nstatus:\n  conditions:\n'
-                              '  - {type: Admitted, status: "True", lastTransitionTime: "2024-01-01T00:00:00Z"}'))
+                              '  - {type: Admitted, status: "True", lastTransitionTime: "2024-01-01T00:10:00Z"}'))
     out = CliRunner().invoke(main, ["plan", "fit", str(path)])
     assert out.exit_code == 0 and "runFor" not in yaml.safe_load(out.stdout)["workloads"][0]
     assert "ns/lq-still-running: no recorded run finished" in out.stderr
+
+
+def test_a_history_of_one_arrival_fits_its_rate_over_what_was_recorded_after_it() -> None:
+    """One Workload created, admitted and finished 30 minutes later: the window between creations is empty (the
+    model said 3.6e6/h over 1ms), so it runs to the last record. One created and never admitted: no rate, exit 2."""
+    from kueueplan.errors import KueueplanError
+    from kueueplan.planning.history import Recorded
+
+    manifest = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": "job-a", "namespace": "team-a"},
+                "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1}]}}
+    minute = 60_000
+    done = Recorded("team-a", "job-a", 10 * minute, 10 * minute, 40 * minute, manifest, "h.yaml", 1)
+    (entry,) = fit([done])
+    assert entry["arrivals"] == {"poisson": "2/h"} and entry["for"] == "30m0s", entry
+    pending = Recorded("team-a", "job-a", 10 * minute, None, None, manifest, "h.yaml", 7)
+    try:
+        fit([pending])
+    except KueueplanError as e:
+        assert "no arrival rate to fit" in e.message and e.line == 7 and "team-a/job-a" in e.message
+    else:
+        raise AssertionError("a history of one pending Workload has no rate")

@@ -175,7 +175,15 @@ def fit(records: list[Recorded]) -> list[dict[str, Any]]:
     if not records:
         return []
     start, end = min(r.created for r in records), max(r.created for r in records)
-    window = max(end - start, 1)
+    if end == start:  # one arrival (or all at once): no span between creations; the history runs on to its last record
+        end = max([start] + [t for r in records for t in (r.admitted, r.finished) if t is not None])
+    if end == start:
+        r = min(records, key=lambda r: (r.created, r.namespace, r.name))
+        raise KueueplanError(f"every Workload of the history was created at one instant and nothing was recorded "
+                             f"after it (e.g. {one_line(r.namespace)}/{one_line(r.name)}): there is no arrival "
+                             "rate to fit", file=r.file, line=r.line,
+                             hint="export a history that spans some time (several Workloads, or admitted ones)")
+    window = end - start
     groups: dict[tuple[str, str, str], list[Recorded]] = {}
     for r in records:
         shape = repr(r.manifest["spec"].get("podSets"))
