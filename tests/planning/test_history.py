@@ -195,3 +195,19 @@ def test_a_history_of_one_arrival_fits_its_rate_over_what_was_recorded_after_it(
         assert "no arrival rate to fit" in e.message and e.line == 7 and "team-a/job-a" in e.message
     else:
         raise AssertionError("a history of one pending Workload has no rate")
+
+
+def test_a_workload_of_a_kubectl_list_is_named_at_its_own_line(tmp_path: Path) -> None:
+    """kubectl exports one `kind: List` document: a problem with its second Workload is at that item's line, not at
+    the List's first line."""
+    path = tmp_path / "export.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems:\n"
+                    "- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: Workload\n"
+                    "  metadata: {name: a, namespace: ns, creationTimestamp: '2024-01-01T00:00:00Z'}\n"
+                    "  spec: {queueName: lq}\n"
+                    "- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: Workload\n"
+                    "  metadata: {name: b, namespace: ns, creationTimestamp: 'yesterday'}\n"
+                    "  spec: {queueName: lq}\n")
+    out = CliRunner().invoke(main, ["plan", "fit", str(path)])
+    assert out.exit_code == 2 and f"{path}:8:" in out.stderr and "'yesterday' is not an RFC 3339 time" in out.stderr, \
+        out.stderr

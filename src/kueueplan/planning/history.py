@@ -50,10 +50,13 @@ def read_history(paths: list[Path]) -> list[Recorded]:
         for doc in yamlio.load_file(path):
             if doc.data is None:
                 continue
-            for item in list_items(doc.data) or [doc.data]:
+            items = list_items(doc.data)
+            for i, item in enumerate(items if items is not None else [doc.data]):
                 if isinstance(item, Mapping) and item.get("kind") == "Workload" \
                         and str(item.get("apiVersion", "")).startswith("kueue.x-k8s.io/"):
-                    out.append(_recorded(item, str(path), doc.line))
+                    # kubectl exports one `kind: List`: name the item's own line (known from the one parse)
+                    line = doc.line_of(("items", i)) if items is not None else doc.line
+                    out.append(_recorded(item, str(path), line or doc.line))
     return out
 
 
