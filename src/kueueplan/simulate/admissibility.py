@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from kueueplan.kube.objects import Cluster, selector_matches
-from kueueplan.kube.podsets import WorkloadSpec, derive_workload, explain_requests
+from kueueplan.kube.podsets import WorkloadSpec, derive_workload, explain_requests, total_requests
 from kueueplan.kube.quantity import format_resource_value
 from kueueplan.simulate.flavorassigner import FIT, NO_FIT, FlavorAssigner, MODE_NO_FIT
 from kueueplan.simulate.resource_node import FR, QuotaTree, build_tree
@@ -55,7 +55,7 @@ def _needs(spec: WorkloadSpec, res: str, val: int) -> str:
     so far ask (Kueue's 'previously considered podsets requests + current podset request'), which is the whole
     request unless the refusal came at an earlier pod set than the last."""
     explain = explain_requests(spec.pod_sets, res)
-    if val == sum(ps.per_pod.get(res, 0) * ps.count for ps in spec.pod_sets):
+    if val == total_requests(spec.pod_sets).get(res, 0):
         return f"{format_resource_value(res, val)} {res} ({explain})"
     return f"{format_resource_value(res, val)} {res} with its pod sets placed so far (in all: {explain})"
 
