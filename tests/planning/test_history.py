@@ -211,3 +211,16 @@ def test_a_workload_of_a_kubectl_list_is_named_at_its_own_line(tmp_path: Path) -
     out = CliRunner().invoke(main, ["plan", "fit", str(path)])
     assert out.exit_code == 2 and f"{path}:8:" in out.stderr and "'yesterday' is not an RFC 3339 time" in out.stderr, \
         out.stderr
+
+
+def test_plan_fit_does_not_follow_a_symlink_out_of_the_repository(tmp_path: Path, monkeypatch) -> None:
+    """In CI the path comes from the workflow but the file from the pull request, which could link it anywhere."""
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    outside = tmp_path / "secret.yaml"
+    outside.write_text((FIXTURES / "history-besteffort.yaml").read_text())
+    link = tmp_path / "repo" / "history.yaml"
+    link.symlink_to(outside)
+    monkeypatch.chdir(tmp_path / "repo")
+    out = CliRunner().invoke(main, ["plan", "fit", "history.yaml"])
+    assert out.exit_code == 2 and "is a symlink to" in out.stderr and "outside" in out.stderr, out.stderr
+    assert "workloads:" not in out.stdout

@@ -166,12 +166,14 @@ def fit_history(history: tuple[Path, ...]) -> None:
     import yaml
 
     from kueueplan.errors import KueueplanError
+    from kueueplan.kube import yamlio
     from kueueplan.planning.history import fit, read_history
 
     for path in history:
         if not path.is_file():
             raise KueueplanError(f"{path}: no such file",
                                  hint="pass `kubectl get workloads.kueue.x-k8s.io -A -o yaml` exports")
+        yamlio.refuse_linked_out(path)  # as diff --load and simulate: a file of a pull request may link anywhere
     records = read_history(list(history))
     if not records:
         raise KueueplanError(f"no kueue.x-k8s.io Workload in {', '.join(map(str, history))}",
