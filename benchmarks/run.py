@@ -33,8 +33,11 @@ START, END = "<!-- perf:start -->", "<!-- perf:end -->"
 
 def tables(benchmarks: list[tuple[str, list[str]]] = BENCHMARKS) -> str:
     """The machine line, then a `#### title` section with each benchmark's output."""
+    from kueueplan.simulate import headplan, native
+
     cpus = len(__import__("os").sched_getaffinity(0))
-    out = [f"machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}", ""]
+    core = "pure Python" if native.twin(headplan) is headplan else "head plans compiled (Cython, setup.py)"
+    out = [f"machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}; simulator: {core}", ""]
     for title, args in benchmarks:
         done = subprocess.run([sys.executable, str(HERE / args[0]), *args[1:]], capture_output=True, text=True)
         out += [f"#### {title}", "", done.stdout.strip() or done.stderr.strip(), ""]

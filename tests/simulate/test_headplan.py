@@ -20,7 +20,7 @@ from kueueplan.simulate import engine, headplan, scheduler
 from kueueplan.simulate.engine import simulate
 from kueueplan.simulate.result import result_json
 from kueueplan.simulate.scenario import scenario_from_dict
-from tests.simulate.test_fast_paths import CLASSES, _perf_shape
+from tests.simulate.test_fast_paths import CLASSES, _perf_shape, pure_head_plans
 from tests.simulate.test_properties import busy_cohorts, scenarios
 
 V2 = "kueue.x-k8s.io/v1beta2"
@@ -49,6 +49,7 @@ class _Taken:
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
         self.n = {"parked": 0, "admitted": 0, "materialized": 0, "lost their fit": 0, "in turn after a claim": 0,
                   "taken in": 0, "new top": 0}
+        pure_head_plans(mp)
         pushed, new_top = headplan.HeadPlan.pushed, headplan.HeadPlan._new_top
 
         def counted_pushed(plan: Any, wl: Any, bucket_key: Any, bucket: Any) -> bool:

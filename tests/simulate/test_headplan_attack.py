@@ -294,10 +294,11 @@ class _Used:
     """Counts heads parked by a plan and plan write-backs in the run with plans."""
 
     def __init__(self) -> None:
-        from kueueplan.simulate import headplan
+        from kueueplan.simulate import engine, headplan
         self.parked = self.materialized = 0
-        self._orig = (headplan.HeadPlans.nominate, headplan.HeadPlan.materialize)
-        nominate, materialize = self._orig
+        self._orig = (headplan.HeadPlans.nominate, headplan.HeadPlan.materialize, engine.HeadPlans)
+        engine.HeadPlans = headplan.HeadPlans  # the pure module, whose methods can be wrapped (native.py)
+        nominate, materialize, _ = self._orig
 
         def counted_nominate(plans: Any, cycle: int) -> Any:
             got = nominate(plans, cycle)
@@ -311,8 +312,8 @@ class _Used:
         headplan.HeadPlans.nominate, headplan.HeadPlan.materialize = counted_nominate, counted_materialize
 
     def restore(self) -> None:
-        from kueueplan.simulate import headplan
-        headplan.HeadPlans.nominate, headplan.HeadPlan.materialize = self._orig
+        from kueueplan.simulate import engine, headplan
+        headplan.HeadPlans.nominate, headplan.HeadPlan.materialize, engine.HeadPlans = self._orig
 
 
 def _same(data: dict[str, Any]) -> dict[str, Any]:

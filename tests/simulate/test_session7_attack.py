@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kueueplan.simulate import headplan
 from kueueplan.simulate.scheduler import NO_LONGER_FITS
+from tests.simulate.test_fast_paths import pure_head_plans
 from tests.simulate.test_headplan import _run
 
 V2 = "kueue.x-k8s.io/v1beta2"
@@ -145,6 +146,7 @@ class _Paths:
 
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
         self.n = {"lost their turn": 0, "one by one after a claim": 0, "taken in": 0, "new top": 0}
+        pure_head_plans(mp)
         next_turn, pushed, new_top = (headplan.FittingHeads.next_turn, headplan.HeadPlan.pushed,
                                       headplan.HeadPlan._new_top)
 

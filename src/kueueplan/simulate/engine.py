@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.objects import Cluster, ClusterQueue, read_object
-from kueueplan.simulate import fairsharing, preemption, scheduler
+from kueueplan.simulate import fairsharing, headplan, native, preemption, scheduler
 from kueueplan.simulate.admissionfairsharing import AfsLedger
 from kueueplan.kube.configuration import parse_configuration
 from kueueplan.simulate.configuration import sim_configuration
@@ -29,7 +29,6 @@ from kueueplan.simulate.controller_job import JobController
 from kueueplan.simulate.controller_queue import QueueController
 from kueueplan.simulate.controller_workload import WorkloadController
 from kueueplan.simulate.flavorassigner import Assignment
-from kueueplan.simulate.headplan import HeadPlans
 from kueueplan.simulate.heap import without_cycle_collector
 from kueueplan.simulate.queue import ClusterQueueQueue
 from kueueplan.simulate.resource_node import FR, build_tree
@@ -49,6 +48,7 @@ MAX_EVICTIONS_PER_WORKLOAD = 1_000
 MAX_EVICTIONS = 1_000_000
 _HASH_MASK = (1 << 64) - 1
 HEAD_PLANS = True  # headplan.py; off in tests that compare a run with the usual path
+HeadPlans = native.twin(headplan).HeadPlans  # compiled where setup.py built it (native.py)
 
 
 def _term(value: Any) -> int:

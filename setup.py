@@ -1,0 +1,54 @@
+"""The compiled twins of the simulator's hot modules (pyproject.toml holds everything else).
+
+A twin is the module's own source compiled by Cython under the name `_native_<module>`, typed by the
+module's .pxd (an augmenting declaration file: the .py stays the one source of the code). The twin carries
+the SHA-256 of the source it was built from, and kueueplan.simulate.native uses it only while that is the
+module's current source: an edit without a rebuild runs the pure module, never stale code. Without Cython or a
+C compiler the build goes on without twins (Extension(optional=True)) and kueueplan runs pure Python, slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+SIMULATE = Path("src/kueueplan/simulate")
+TWINS = sorted(p.stem for p in SIMULATE.glob("*.pxd"))  # a module with a .pxd gets a twin
+
+
+class BuildTwins(build_ext):
+    """Write each twin's source (the module, its hash appended) into the build folder and cythonize it there."""
+
+    def run(self) -> None:
+        try:
+            from Cython.Build import cythonize
+        except ImportError:
+            self.warn("Cython is not installed: kueueplan runs its pure-Python simulator core (slower)")
+            self.extensions = []
+            return
+        stage = Path(self.build_temp) / "twins"
+        for ext in self.extensions:
+            name = ext.name.rpartition("._native_")[2]
+            folder = stage / "kueueplan" / "simulate"
+            folder.mkdir(parents=True, exist_ok=True)
+            for parent in (stage / "kueueplan", folder):
+                (parent / "__init__.py").touch()  # Cython names the module by its packages
+            source = (SIMULATE / f"{name}.py").read_bytes()
+            digest = hashlib.sha256(source).hexdigest()
+            (folder / f"_native_{name}.py").write_bytes(source + f"\nSOURCE_SHA256 = {digest!r}\n".encode())
+            (folder / f"_native_{name}.pxd").write_bytes((SIMULATE / f"{name}.pxd").read_bytes())
+            ext.sources = [str(folder / f"_native_{name}.py")]
+        built = cythonize(self.extensions, language_level=3, quiet=True,
+                          compiler_directives={"annotation_typing": False})
+        for ext, c in zip(self.extensions, built):  # setuptools' own Extension objects, with the C sources
+            ext.sources = c.sources
+        super().run()
+
+
+setup(
+    ext_modules=[Extension(f"kueueplan.simulate._native_{name}", sources=[], optional=True) for name in TWINS],
+    cmdclass={"build_ext": BuildTwins},
+)

@@ -1,0 +1,32 @@
+cimport cython
+
+cdef class _Head:
+    cdef public object wl, plan, bucket, order, plain, checks, fr, v, key, sort_tail, fifo_tail, height
+    cdef public bint over
+    cdef public object fit_from, live_from
+    cdef public long version
+
+cdef class HeadPlan:
+    cdef public object plans, cohort, q, name, node, root, heads, parked, ghosts, terms, steps, records, usage_snap, cq, flavors
+    cdef public Py_ssize_t pos, count, ghost_count
+    cdef public long epoch, version, members
+    cdef public bint detached, lower
+    @cython.locals(h=_Head)
+    cpdef refresh(self, _Head h)
+
+cdef class _Cohort:
+    cdef public object key, root, plans, active, snap, total, zero
+    cdef public long epoch, snap_cycle
+
+cdef class HeadPlans:
+    cdef public object sim, enabled, term, cohorts, active, total, _eligible, _refused, _term_lists
+    @cython.locals(plan=HeadPlan, h=_Head, cohort=_Cohort, pos=Py_ssize_t, n=Py_ssize_t, epoch=long, room=object,
+                   parks=bint, grouped=bint, heads=list, keep=list, fits=list, live=list, flags=object)
+    cpdef nominate(self, long cycle)
+
+cdef class FittingHeads:
+    cdef public object root, heads
+    cdef public Py_ssize_t i
+    cdef public bint exact
+    @cython.locals(heads=list, i=Py_ssize_t, n=Py_ssize_t, h=_Head, plan=HeadPlan)
+    cpdef next_turn(self, bint claims, object before, object message)

@@ -1,0 +1,31 @@
+"""The compiled twin of a pure simulator module, where setup.py built one (Cython, typed by the module's .pxd).
+
+A twin runs the same source with typed attributes and locals; tests/simulate/test_native.py checks that both give
+the same bytes. It is used only when it was built from the module's current source, so an edit without a
+rebuild (`./scripts/setup` rebuilds) runs the pure module rather than stale code. KUEUEPLAN_PURE=1 runs the pure
+modules always (to rule the compiled core out when reporting a problem).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from pathlib import Path
+from types import ModuleType
+
+
+def twin(module: ModuleType) -> ModuleType:
+    """`module`'s compiled twin when it is built from this source and not turned off; else `module` itself."""
+    if os.environ.get("KUEUEPLAN_PURE"):
+        return module
+    package, _, name = module.__name__.rpartition(".")
+    try:
+        compiled = importlib.import_module(f"{package}._native_{name}" if package else f"_native_{name}")
+    except ImportError:
+        return module
+    source = Path(module.__file__ or "").read_bytes()
+    return compiled if getattr(compiled, "SOURCE_SHA256", None) == hashlib.sha256(source).hexdigest() else module
+
+
+__all__ = ["twin"]

@@ -1,0 +1,100 @@
+"""The compiled twin of headplan.py (setup.py, simulate/native.py) gives the runs the pure module gives, byte for
+byte, and is used only when it was built from the module's current source."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib
+import importlib.machinery
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kueueplan.simulate import engine, headplan, native
+from kueueplan.simulate.engine import simulate
+from kueueplan.simulate.result import result_json
+from kueueplan.simulate.scenario import scenario_from_dict
+from tests.simulate.test_fast_paths import CLASSES, _perf_shape
+from tests.simulate.test_properties import busy_cohorts, scenarios
+
+
+def _twin() -> Any:
+    try:
+        return importlib.import_module("kueueplan.simulate._native_headplan")
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but the compiled twin of headplan.py is not built: scripts/setup builds it "
+                        "(Cython from the lock and a C compiler)")
+        pytest.skip("the compiled twin of headplan.py is not built (./scripts/setup builds it with a C compiler)")
+
+
+def _both(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
+    runs = []
+    for module in (_twin(), headplan):
+        with monkeypatch.context() as mp:
+            mp.setattr(engine, "HeadPlans", module.HeadPlans)
+            runs.append(result_json(simulate(scenario_from_dict(copy.deepcopy(data)))))
+    return runs[0], runs[1]
+
+
+def test_the_engine_runs_the_twin_built_from_this_source() -> None:
+    twin = _twin()
+    assert twin.SOURCE_SHA256 == hashlib.sha256(Path(headplan.__file__).read_bytes()).hexdigest()
+    assert engine.HeadPlans is twin.HeadPlans or os.environ.get("KUEUEPLAN_PURE")
+    assert any(twin.__file__.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)
+    with pytest.raises(TypeError):  # an extension type: why the tests that wrap its methods run the pure module
+        twin.HeadPlans.nominate = None
+
+
+def _package(tmp_path: Path, source: str, built_from: str) -> Any:
+    """A package `pkg` with module `mod` and a stand-in twin `_native_mod` built from `built_from`."""
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "mod.py").write_text(source)
+    digest = hashlib.sha256(built_from.encode()).hexdigest()
+    (folder / "_native_mod.py").write_text(f"{built_from}\nSOURCE_SHA256 = {digest!r}\n")
+    return importlib.import_module("pkg.mod")
+
+
+@pytest.mark.parametrize("built_from,pure,used", [
+    ("X = 1\n", "", "twin"),  # built from the module's source
+    ("X = 0\n", "", "pure"),  # built before an edit: stale, never run
+    ("X = 1\n", "1", "pure"),  # KUEUEPLAN_PURE=1
+])
+def test_a_twin_is_used_only_when_built_from_the_current_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  built_from: str, pure: str, used: str) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("KUEUEPLAN_PURE", pure)
+    for name in ("pkg", "pkg.mod", "pkg._native_mod"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    mod = _package(tmp_path, "X = 1\n", built_from)
+    got = native.twin(mod)
+    assert got.__name__ == ("pkg._native_mod" if used == "twin" else "pkg.mod")
+
+
+def test_a_module_without_a_twin_is_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "solo.py").write_text("X = 1\n")
+    monkeypatch.delitem(sys.modules, "solo", raising=False)
+    solo = importlib.import_module("solo")
+    assert native.twin(solo) is solo
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(scenarios(), busy_cohorts()))
+def test_random_clusters_same_run_compiled_and_pure(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    twin, pure = _both(data, monkeypatch)
+    assert twin == pure
+
+
+@pytest.mark.parametrize("until", [None, "700ms", "1300ms"])
+def test_perf_shape_same_run_compiled_and_pure(until: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    twin, pure = _both(_perf_shape(8, until, CLASSES), monkeypatch)
+    assert twin == pure and twin["workloads"]
