@@ -3,11 +3,13 @@ byte, and is used only when it was built from the module's current source."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import importlib
 import importlib.machinery
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,3 +100,35 @@ def test_random_clusters_same_run_compiled_and_pure(data: dict[str, Any], monkey
 def test_perf_shape_same_run_compiled_and_pure(until: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     twin, pure = _both(_perf_shape(8, until, CLASSES), monkeypatch)
     assert twin == pure and twin["workloads"]
+
+
+def _assigned(tree: ast.Module) -> dict[str, set[str]]:
+    """Per class of a module, the attributes its methods assign to `self`."""
+    out: dict[str, set[str]] = {}
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        out[cls.name] = {e.attr for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for e in ast.walk(t)
+                         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"}
+    return out
+
+
+def _declared(pxd: str) -> dict[str, set[str]]:
+    """Per `cdef class` of a .pxd, its `cdef public TYPE a, b` attributes."""
+    out: dict[str, set[str]] = {}
+    for line in pxd.splitlines():
+        if m := re.match(r"cdef class (\w+)", line):
+            cls = out[m.group(1)] = set()
+        elif m := re.match(r"\s+cdef public \w+ (.+)", line):
+            cls |= {name.strip() for name in m.group(1).split(",")}
+    return out
+
+
+def test_the_pxd_declares_every_attribute_the_module_assigns() -> None:
+    """An extension type has only the attributes its .pxd declares: one the .py assigns without a declaration would
+    fail in the twin alone (AttributeError), and only on the path that assigns it."""
+    source = Path(headplan.__file__)
+    assigned = _assigned(ast.parse(source.read_text()))
+    declared = _declared(source.with_suffix(".pxd").read_text())
+    assert set(declared) <= set(assigned)
+    for cls, names in declared.items():
+        assert assigned[cls] == names, (cls, assigned[cls] ^ names)
