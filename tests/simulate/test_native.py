@@ -9,6 +9,7 @@ import hashlib
 import importlib
 import importlib.machinery
 import os
+import random
 import re
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from kueueplan.simulate.result import result_json
 from kueueplan.simulate.scenario import scenario_from_dict
 from tests.simulate.test_fast_paths import CLASSES, _perf_shape
 from tests.simulate.test_properties import busy_cohorts, scenarios
+from tests.simulate.test_session7_attack import busy_plain_cohort
 
 
 def _twin() -> Any:
@@ -94,6 +96,12 @@ def test_a_module_without_a_twin_is_itself(tmp_path: Path, monkeypatch: pytest.M
 def test_random_clusters_same_run_compiled_and_pure(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     twin, pure = _both(data, monkeypatch)
     assert twin == pure
+
+
+def test_seeded_busy_cohorts_same_run_compiled_and_pure(monkeypatch: pytest.MonkeyPatch) -> None:
+    for seed in range(25):  # busy plain cohorts with events: the plans' every path (test_session7_attack.py)
+        twin, pure = _both(busy_plain_cohort(random.Random(seed)), monkeypatch)
+        assert twin == pure, seed
 
 
 @pytest.mark.parametrize("until", [None, "700ms", "1300ms"])
