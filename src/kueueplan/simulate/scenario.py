@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
