@@ -565,11 +565,11 @@ def _flat_candidates(state: State, pw: SimWorkload, policy: str, root: Node, fr:
     cqs = state.tree.cqs
     over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level)
     # CandidatesOrdering among other queues: priority, then most recently reserved first. Copies: the level may
-    # be read after holders changed in the cycle (it then goes on with the old ones); none of the priorities
-    # from `stop` up, which are never read
-    snapshot = sorted((prio, list(group)) for prio, group in state.cohort_holders(root, fr).items()
-                      if stop is None or prio < stop)
+    # be read after holders changed in the cycle (it then goes on with the old ones)
+    snapshot = sorted((prio, list(group)) for prio, group in state.cohort_holders(root, fr).items())
     for wprio, group in snapshot:
+        if stop is not None and wprio >= stop:
+            return
         for w in reversed(group):
             cq = w.cluster_queue
             ok = over.get(cq)
