@@ -6,6 +6,8 @@ each piece must equal what a recomputation from scratch gives, at every point of
   _set_admitted remakes it when the checks are Ready.
 - The copies of one `workloads` entry share their spec's scheduling shape (controller_job._renamed): one
   tuple for all of them, computed once, equal to what each copy would compute.
+- Reading the scenario: copies' metadata come from one per entry, names are checked unique by one set, and
+  durations try their units before float(); each the same result and the same errors as before.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
+from kueueplan.errors import KueueplanError
 from kueueplan.kube.podsets import WorkloadSpec
 from kueueplan.simulate import engine
 from kueueplan.simulate.engine import _HASH_MASK, _term, simulate
-from kueueplan.simulate.scenario import scenario_from_dict
+from kueueplan.simulate.scenario import load_scenario, parse_duration, scenario_from_dict
 from tests.simulate.test_fast_paths import CLASSES, _perf_shape
 
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -118,3 +121,79 @@ def test_copies_queue_in_one_bucket() -> None:
     sim = simulate(scenario_from_dict(scenario))
     q = sim.queues["q"]
     assert len(q.buckets) == 1 and len(q.members) == 4
+
+
+# ---------------------------------------------------------------------------- reading the scenario
+
+
+def test_copies_metadata_is_each_its_own_with_the_keys_in_order() -> None:
+    """Copies start from one metadata made per entry (name left for each): the same keys in the same order as
+    building each copy's from the manifest (name set, generateName dropped, namespace defaulted, in that order)."""
+    scenario = _copies(3)
+    entry = scenario["spec"]["workloads"][0]
+    entry["manifest"]["metadata"] = {"generateName": "job-", "labels": {"kueue.x-k8s.io/queue-name": "q"}}
+    read = scenario_from_dict(scenario)
+    metas = [t.manifest["metadata"] for t in read.workloads]
+    assert [list(m) for m in metas] == [["labels", "name", "namespace"]] * 3
+    assert [m["name"] for m in metas] == ["job-1", "job-2", "job-3"] and {m["namespace"] for m in metas} == {"default"}
+    assert len({id(m) for m in metas}) == 3  # each copy its own
+    assert entry["manifest"]["metadata"] == {"generateName": "job-", "labels": {"kueue.x-k8s.io/queue-name": "q"}}
+
+
+def _write(tmp_path: Path, scenario: dict[str, Any]) -> Path:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(scenario, sort_keys=False))
+    return path
+
+
+def test_two_workloads_of_one_name_are_refused_at_the_second_entry(tmp_path: Path) -> None:
+    scenario = _copies(2)  # job-1, job-2
+    first = scenario["spec"]["workloads"][0]
+    second = copy.deepcopy(first)
+    second["count"] = 1
+    second["manifest"]["metadata"]["name"] = "job-2"
+    other_ns = copy.deepcopy(second)
+    other_ns["manifest"]["metadata"]["namespace"] = "team-b"  # another namespace: no clash
+    scenario["spec"]["workloads"] = [first, other_ns, second]
+    path = _write(tmp_path, scenario)
+    with pytest.raises(KueueplanError) as err:
+        load_scenario(path)
+    lines = path.read_text().splitlines()
+    third_entry = [i + 1 for i, text in enumerate(lines) if text == "  - count: 1"][1]
+    assert err.value.message == "two workloads are named Job default/job-2"
+    assert (err.value.file, err.value.line) == (str(path), third_entry)
+    scenario["spec"]["workloads"] = [first, other_ns]
+    assert [t.name for t in load_scenario(_write(tmp_path, scenario)).workloads] == ["job-1", "job-2", "job-2"]
+
+
+@pytest.mark.parametrize("text", ["90s", "1h30m", "100ms", " 2m ", "2.5h", "1.5", "1e3", "10", "1_000", "\u0665s",
+                                  "", "inf", "nan", "-5", "-5s", "5x", "1e3s", "infs", "3.s", ".5s", "1h 30m", "ms",
+                                  "1000000000000h"])
+def test_durations_read_units_first_as_numbers_first(text: str) -> None:
+    """parse_duration tries the units before float(): a text the units read whole ends with a unit and is never a
+    number, so the result (or the error, word for word) is what trying float() first gives."""
+    def numbers_first(value: str) -> Any:
+        try:
+            num = float(value.strip())
+        except ValueError:
+            return parse_duration(value, "w")  # not a number: the unit path (or its error)
+        return parse_duration(num, "w")
+
+    def outcome(read: Any) -> Any:
+        try:
+            return read()
+        except KueueplanError as e:
+            return (e.message, e.hint)
+
+    assert outcome(lambda: parse_duration(text, "w")) == outcome(lambda: numbers_first(text))
+
+
+def test_a_bad_duration_names_its_field(tmp_path: Path) -> None:
+    scenario = _copies(2)
+    scenario["spec"]["workloads"][0]["every"] = "1 s"
+    path = _write(tmp_path, scenario)
+    with pytest.raises(KueueplanError) as err:
+        load_scenario(path)
+    line = [i + 1 for i, text in enumerate(path.read_text().splitlines()) if "every:" in text][0]
+    assert err.value.message == "spec.workloads.0.every: '1 s' is not a duration"
+    assert (err.value.file, err.value.line) == (str(path), line)

@@ -23,9 +23,10 @@ Bad input raises `KueueplanError` naming the file and line when known.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.quantity import quota_value

@@ -29,10 +29,11 @@ requests, pod-level requests override cpu/memory/hugepages, overhead added; in K
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.objects import Cluster, Source, Toleration, meta, read_tolerations

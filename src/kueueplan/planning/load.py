@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.podsets import QUEUE_LABEL

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio

@@ -49,7 +49,10 @@ class WorkloadController:
         wl.reserve_seq = self._reserve_seq
         wl.message = ""
         self.tree.cqs[cq_name].add_usages(wl.usage)
-        self.holders.setdefault(cq_name, {})[wl.key] = wl
+        holders = self.holders.get(cq_name)
+        if holders is None:
+            holders = self.holders[cq_name] = {}
+        holders[wl.key] = wl
         self._count_usage(wl, +1)
         q = self.queues[cq_name]
         if q.sticky == wl.key:
@@ -102,7 +105,12 @@ class WorkloadController:
 
     def _count_usage(self, wl: SimWorkload, sign: int) -> None:
         """Keep per ClusterQueue and priority the usage of its quota holders (usage_below)."""
-        acc = self._usage_by_priority.setdefault(wl.cluster_queue or "", {}).setdefault(wl.priority, {})
+        by_priority = self._usage_by_priority.get(wl.cluster_queue or "")
+        if by_priority is None:
+            by_priority = self._usage_by_priority[wl.cluster_queue or ""] = {}
+        acc = by_priority.get(wl.spec.priority)  # get, not setdefault: no empty dicts made for nothing
+        if acc is None:
+            acc = by_priority[wl.spec.priority] = {}
         for fr, v in wl.usage.items():
             acc[fr] = acc.get(fr, 0) + sign * v
         q = self.queues.get(wl.cluster_queue or "")

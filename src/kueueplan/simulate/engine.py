@@ -366,7 +366,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         ev: dict[str, Any] = {"at": at[1], "type": type_, "workload": wl.key}
         if wl.cluster_queue:
             ev["clusterQueue"] = wl.cluster_queue
-        ev.update(extra)
+        if extra:  # most events have none
+            ev.update(extra)
         self.events.append(ev)
 
     # ------------------------------------------------------------------ preemption hooks

@@ -16,8 +16,9 @@ them) with where they came from, so scenario.py expands every entry the same way
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.configschema import FRAMEWORK_OF_KIND

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube import yamlio
@@ -51,12 +52,8 @@ def parse_duration(value: Any, what: str = "duration") -> int:
     if not isinstance(value, str):
         raise KueueplanError(f"{what}: {value!r} is not a duration", hint="write e.g. 90s, 10m, 1h30m or 100ms")
     text = value.strip()
-    try:
-        num = float(text)
-    except ValueError:
-        num = None
-    if num is not None:
-        return parse_duration(num, what)
+    # Units first: a text they read whole ends with a unit, so it is never a number, and a scenario's thousands
+    # of durations (90s, 100ms) skip float()'s exception.
     pos = 0
     total = 0.0
     for m in _DURATION.finditer(text):
@@ -65,13 +62,19 @@ def parse_duration(value: Any, what: str = "duration") -> int:
         total += float(m.group(1)) * _UNIT_MS[m.group(2)]
         pos = m.end()
     if pos != len(text) or not text:
-        raise KueueplanError(f"{what}: {value!r} is not a duration", hint="write e.g. 90s, 10m, 1h30m or 100ms")
+        try:
+            num = float(text)
+        except ValueError:
+            raise KueueplanError(f"{what}: {value!r} is not a duration",
+                                 hint="write e.g. 90s, 10m, 1h30m or 100ms") from None
+        return parse_duration(num, what)
     if not math.isfinite(total) or total > MAX_DURATION_MS:
         raise KueueplanError(f"{what}: {value!r} is longer than a century", hint="write e.g. 90s, 10m, 1h30m or 100ms")
     return round(total)
 
 
 NEVER = -1  # podsReadyAfter: never
+_DOTTED = "field"  # parse_duration's `what` until a message needs the field's dotted path
 
 
 @dataclass
@@ -310,6 +313,10 @@ class _Reader:
 
     def _duration(self, value: Any, where: tuple) -> int:
         try:
+            return parse_duration(value, _DOTTED)
+        except KueueplanError:
+            pass  # again with the field's name, made only for the message
+        try:
             return parse_duration(value, ".".join(str(p) for p in where))
         except KueueplanError as e:
             raise self.err(e.message, where, e.hint) from None
@@ -388,6 +395,7 @@ class _Reader:
 
     def _workloads(self, spec: Mapping[str, Any], objects: list[load.Obj] = ()) -> list[WorkloadTemplate]:
         out: list[WorkloadTemplate] = []
+        keys: list[tuple[str, str, str]] = []  # each one's (kind, namespace, name), unique
         ordinal = 0
         for i, entry in enumerate(load.entries(self._list(spec, "workloads"), list(objects), self.err)):
             w, where = entry.data, entry.where
@@ -439,27 +447,26 @@ class _Reader:
             # place; the job controller copies before renaming), which 50,000 deep copies made slow.
             base = _deep_copy(manifest)
             line, file = self.line(where), where.file if isinstance(where, load.At) else None  # every copy's
+            # every copy's metadata, but for its name (set in the same order, so its keys are in the same order)
+            base_md = dict(base["metadata"])
+            base_md["name"] = None
+            base_md.pop("generateName", None)
+            base_md.setdefault("namespace", "default")
+            namespace = str(base_md["namespace"])
             for c in range(1, count + 1):
                 ordinal += 1
                 m = dict(base)
-                md = m["metadata"] = dict(base["metadata"])
+                md = m["metadata"] = dict(base_md)
                 if name:
                     md["name"] = f"{name}-{c}" if count > 1 else str(name)
                 else:
                     md["name"] = f"{gen}{ordinal}"
-                md.pop("generateName", None)
-                md.setdefault("namespace", "default")
                 for wl_name in workload_names(m, md["name"]):
                     out.append(WorkloadTemplate(at + (c - 1) * every, run_for, m, wl_name, line, i, ready_after,
                                                 resubmit, file=file))
-        seen: set[tuple[str, str, str]] = set()
-        for t in out:
-            key = (str(t.manifest.get("kind")), str(t.manifest["metadata"]["namespace"]), t.name)
-            if key in seen:
-                raise KueueplanError(f"two workloads are named {key[0]} {key[1]}/{key[2]}", file=t.file or self.file,
-                                     line=t.line,
-                                     hint="names must be unique per kind and namespace (count appends -1..-N)")
-            seen.add(key)
+                    keys.append((kind, namespace, wl_name))
+        if len(set(keys)) < len(keys):
+            _refuse_duplicate(out, keys, self.file)
         return out
 
     def _events(self, spec: Mapping[str, Any]) -> list[ScenarioEvent]:
@@ -587,6 +594,16 @@ class _Reader:
                 raise self.err(f"unknown expectation field(s): {', '.join(sorted(unknown))}", where)
             out.append(exp)
         return out
+
+
+def _refuse_duplicate(out: list[WorkloadTemplate], keys: list[tuple[str, str, str]], file: str) -> None:
+    """Raise for the first workload named as an earlier one (same kind and namespace)."""
+    seen: set[tuple[str, str, str]] = set()
+    for t, key in zip(out, keys):
+        if key in seen:
+            raise KueueplanError(f"two workloads are named {key[0]} {key[1]}/{key[2]}", file=t.file or file,
+                                 line=t.line, hint="names must be unique per kind and namespace (count appends -1..-N)")
+        seen.add(key)
 
 
 def _deep_copy(value: Any) -> Any:
