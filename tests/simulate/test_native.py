@@ -11,6 +11,7 @@ import importlib.machinery
 import os
 import random
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,18 @@ def test_a_module_without_a_twin_is_itself(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.delitem(sys.modules, "solo", raising=False)
     solo = importlib.import_module("solo")
     assert native.twin(solo) is solo
+
+
+def test_the_sdist_carries_what_builds_the_twins(tmp_path: Path) -> None:
+    """A wheel built from the sdist (`python -m build`, `pip install kueueplan-*.tar.gz`) gets a twin only for the
+    modules whose .pxd the sdist holds (setup.py: a module with a .pxd gets a twin); without one it silently ran
+    pure. SOURCES.txt is the file list `setup.py sdist` packs."""
+    root = Path(__file__).parents[2]
+    subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(tmp_path)], cwd=root,
+                   check=True, capture_output=True)
+    packed = set((tmp_path / "kueueplan.egg-info" / "SOURCES.txt").read_text().split())
+    pxds = {p.relative_to(root).as_posix() for p in (root / "src/kueueplan/simulate").glob("*.pxd")}
+    assert pxds and {"setup.py"} | pxds | {p.removesuffix(".pxd") + ".py" for p in pxds} <= packed
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
