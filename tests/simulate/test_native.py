@@ -11,6 +11,7 @@ import importlib.machinery
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,64 @@ def test_the_pxd_declares_every_attribute_the_module_assigns() -> None:
     assert set(declared) <= set(assigned)
     for cls, names in declared.items():
         assert assigned[cls] == names, (cls, assigned[cls] ^ names)
+
+
+_FAKE_PYTHON = """#!/bin/sh
+# The interpreter scripts/setup runs: `-m venv DIR` makes DIR/bin/python, this script again; `-m pip` stands for pip
+# (logged; `install -e .` builds a stand-in twin, a .py with setup.py's SOURCE_SHA256, where the file build-ok is).
+if [ "$1" = -m ] && [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python" && exit 0; fi
+if [ "$1" = -m ] && [ "$2" = pip ]; then
+  echo "$*" >> pip-calls
+  case "$*" in *" -e ."*) [ -f build-ok ] && exec {real} - <<'PY'
+import hashlib, pathlib
+src = pathlib.Path("src/kueueplan/simulate/headplan.py").read_bytes()
+pathlib.Path("src/kueueplan/simulate/_native_headplan.py").write_bytes(
+    src + f"\\nSOURCE_SHA256 = {{hashlib.sha256(src).hexdigest()!r}}\\n".encode())
+PY
+  esac
+  exit 0
+fi
+PYTHONPATH="$PWD/src" exec {real} "$@"
+"""
+
+
+def _setup(repo: Path) -> tuple[int, str]:
+    """Runs scripts/setup demo in `repo`: the installs of kueueplan it made (pip -e .) and its stderr."""
+    done = subprocess.run(["scripts/setup", "demo"], cwd=repo, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHON": str(repo / "fake-python"), "TMPDIR": str(repo)})
+    assert done.returncode == 0, done.stderr
+    calls = repo / "pip-calls"
+    installs = calls.read_text().count(" -e .") if calls.exists() else 0
+    calls.unlink(missing_ok=True)
+    return installs, done.stderr
+
+
+def test_setup_rebuilds_a_twin_that_is_missing_or_stale_and_says_when_it_cannot(tmp_path: Path) -> None:
+    """scripts/setup's stamp said "built" while the twin was deleted (git clean) or a failed rebuild left the old one:
+    it exited at once and kueueplan ran pure with no word. Now it rebuilds unless the twin is current, says when the
+    build fails, and does not retry a build that failed until a source changes."""
+    root = Path(__file__).parents[2]
+    repo = tmp_path / "repo"
+    for name in ("scripts", "src", "requirements"):
+        shutil.copytree(root / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_native_*"))
+    for name in ("setup.py", "pyproject.toml"):
+        shutil.copy(root / name, repo / name)
+    fake = repo / "fake-python"
+    fake.write_text(_FAKE_PYTHON.format(real=sys.executable))
+    fake.chmod(0o755)
+    twin = repo / "src/kueueplan/simulate/_native_headplan.py"
+    (repo / "build-ok").touch()
+    assert _setup(repo)[0] == 1 and twin.exists()  # a new .venv, with the twin
+    assert _setup(repo) == (0, "")  # nothing to do
+    twin.unlink()
+    assert _setup(repo)[0] == 1 and twin.exists()  # deleted: rebuilt
+    (repo / "build-ok").unlink()
+    with (repo / "src/kueueplan/simulate/headplan.py").open("a") as f:
+        f.write("# edited\n")
+    installs, err = _setup(repo)
+    assert installs == 1 and "was not built" in err  # the old twin is stale and the build failed: said
+    assert _setup(repo) == (0, "")  # a failed build is not retried on every run
+    (repo / "build-ok").touch()
+    (repo / ".venv/.kueueplan-twins").unlink()  # what the note says to do with a compiler installed
+    assert _setup(repo)[0] == 1
+    assert _setup(repo) == (0, "")
