@@ -51,7 +51,7 @@ def _both(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, 
 def test_the_engine_runs_the_twin_built_from_this_source() -> None:
     twin = _twin()
     assert twin.SOURCE_SHA256 == hashlib.sha256(Path(headplan.__file__).read_bytes()).hexdigest()
-    assert engine.HeadPlans is twin.HeadPlans or os.environ.get("KUEUEPLAN_PURE")
+    assert engine.HeadPlans is twin.HeadPlans or os.environ.get("KUEUEPLAN_PURE", "") not in ("", "0")
     assert any(twin.__file__.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)
     with pytest.raises(TypeError):  # an extension type: why the tests that wrap its methods run the pure module
         twin.HeadPlans.nominate = None
@@ -72,6 +72,7 @@ def _package(tmp_path: Path, source: str, built_from: str) -> Any:
     ("X = 1\n", "", "twin"),  # built from the module's source
     ("X = 0\n", "", "pure"),  # built before an edit: stale, never run
     ("X = 1\n", "1", "pure"),  # KUEUEPLAN_PURE=1
+    ("X = 1\n", "0", "twin"),  # KUEUEPLAN_PURE=0 does not turn the twin off
 ])
 def test_a_twin_is_used_only_when_built_from_the_current_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                   built_from: str, pure: str, used: str) -> None:

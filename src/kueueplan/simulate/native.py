@@ -17,7 +17,7 @@ from types import ModuleType
 
 def twin(module: ModuleType) -> ModuleType:
     """`module`'s compiled twin when it is built from this source and not turned off; else `module` itself."""
-    if os.environ.get("KUEUEPLAN_PURE"):
+    if os.environ.get("KUEUEPLAN_PURE", "") not in ("", "0"):  # KUEUEPLAN_PURE=0 does not turn it off
         return module
     package, _, name = module.__name__.rpartition(".")
     try:
