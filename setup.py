@@ -41,8 +41,10 @@ class BuildTwins(build_ext):
             (folder / f"_native_{name}.py").write_bytes(source + f"\nSOURCE_SHA256 = {digest!r}\n".encode())
             (folder / f"_native_{name}.pxd").write_bytes((SIMULATE / f"{name}.pxd").read_bytes())
             ext.sources = [str(folder / f"_native_{name}.py")]
+        # nonecheck: None in a typed local (a broken invariant) raises AttributeError as the pure module does, where
+        # it read through a null struct and crashed the process (no measurable cost on large-jitter)
         built = cythonize(self.extensions, language_level=3, quiet=True,
-                          compiler_directives={"annotation_typing": False})
+                          compiler_directives={"annotation_typing": False, "nonecheck": True})
         for ext, c in zip(self.extensions, built):  # setuptools' own Extension objects, with the C sources
             ext.sources = c.sources
         super().run()
