@@ -2,14 +2,14 @@
 
 A twin is the module's own source compiled by Cython under the name `_native_<module>`, typed by the
 module's .pxd (an augmenting declaration file: the .py stays the one source of the code). The twin carries
-the SHA-256 of the source it was built from, and kueueplan.simulate.native uses it only while that is the
-module's current source: an edit without a rebuild runs the pure module, never stale code. Without Cython or a
+the SHA-256 of the source and .pxd it was built from (native.source_digest), and kueueplan.simulate.native uses
+it only while they are the module's current ones: an edit without a rebuild runs the pure module, never stale code. Without Cython or a
 C compiler the build goes on without twins (Extension(optional=True)) and kueueplan runs pure Python, slower.
 """
 
 from __future__ import annotations
 
-import hashlib
+import runpy
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -17,6 +17,7 @@ from setuptools.command.build_ext import build_ext
 
 SIMULATE = Path("src/kueueplan/simulate")
 TWINS = sorted(p.stem for p in SIMULATE.glob("*.pxd"))  # a module with a .pxd gets a twin
+NATIVE = runpy.run_path(str(SIMULATE / "native.py"))  # source_digest, which the twin is checked against at run time
 
 
 class BuildTwins(build_ext):
@@ -37,7 +38,7 @@ class BuildTwins(build_ext):
             for parent in (stage / "kueueplan", folder):
                 (parent / "__init__.py").touch()  # Cython names the module by its packages
             source = (SIMULATE / f"{name}.py").read_bytes()
-            digest = hashlib.sha256(source).hexdigest()
+            digest = NATIVE["source_digest"](SIMULATE / f"{name}.py")
             (folder / f"_native_{name}.py").write_bytes(source + f"\nSOURCE_SHA256 = {digest!r}\n".encode())
             (folder / f"_native_{name}.pxd").write_bytes((SIMULATE / f"{name}.pxd").read_bytes())
             ext.sources = [str(folder / f"_native_{name}.py")]

@@ -50,7 +50,7 @@ def _both(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, 
 
 def test_the_engine_runs_the_twin_built_from_this_source() -> None:
     twin = _twin()
-    assert twin.SOURCE_SHA256 == hashlib.sha256(Path(headplan.__file__).read_bytes()).hexdigest()
+    assert twin.SOURCE_SHA256 == native.source_digest(Path(headplan.__file__))
     assert engine.HeadPlans is twin.HeadPlans or os.environ.get("KUEUEPLAN_PURE", "") not in ("", "0")
     assert any(twin.__file__.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)
     with pytest.raises(TypeError):  # an extension type: why the tests that wrap its methods run the pure module
@@ -83,6 +83,18 @@ def test_a_twin_is_used_only_when_built_from_the_current_source(tmp_path: Path, 
     mod = _package(tmp_path, "X = 1\n", built_from)
     got = native.twin(mod)
     assert got.__name__ == ("pkg._native_mod" if used == "twin" else "pkg.mod")
+
+
+def test_a_twin_built_before_its_pxd_changed_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The .pxd types the twin: one edited after the build (say a `long` made `object`) left the old twin running."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("KUEUEPLAN_PURE", raising=False)
+    for name in ("pkg", "pkg.mod", "pkg._native_mod"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    mod = _package(tmp_path, "X = 1\n", "X = 1\n")
+    assert native.twin(mod).__name__ == "pkg._native_mod"  # built from mod.py, which had no .pxd
+    (tmp_path / "pkg" / "mod.pxd").write_text("cdef long X\n")
+    assert native.twin(mod) is mod
 
 
 def test_a_module_without_a_twin_is_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,10 +206,12 @@ if [ "$1" = -m ] && [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/p
 if [ "$1" = -m ] && [ "$2" = pip ]; then
   echo "$*" >> pip-calls
   case "$*" in *" -e ."*) [ -f build-ok ] && exec {real} - <<'PY'
-import hashlib, pathlib
-src = pathlib.Path("src/kueueplan/simulate/headplan.py").read_bytes()
+import pathlib, sys
+sys.path.insert(0, "src")
+from kueueplan.simulate.native import source_digest
+py = pathlib.Path("src/kueueplan/simulate/headplan.py")
 pathlib.Path("src/kueueplan/simulate/_native_headplan.py").write_bytes(
-    src + f"\\nSOURCE_SHA256 = {{hashlib.sha256(src).hexdigest()!r}}\\n".encode())
+    py.read_bytes() + f"\\nSOURCE_SHA256 = {{source_digest(py)!r}}\\n".encode())
 PY
   esac
   exit 0
