@@ -3,8 +3,9 @@
 A twin is the module's own source compiled by Cython under the name `_native_<module>`, typed by the
 module's .pxd (an augmenting declaration file: the .py stays the one source of the code). The twin carries
 the SHA-256 of the source and .pxd it was built from (native.source_digest), and kueueplan.simulate.native uses
-it only while they are the module's current ones: an edit without a rebuild runs the pure module, never stale code. Without Cython or a
-C compiler the build goes on without twins (Extension(optional=True)) and kueueplan runs pure Python, slower.
+it only while they are the module's current ones: an edit without a rebuild runs the pure module, never stale
+code. Without Cython or a C compiler the build goes on without twins (Extension(optional=True)) and kueueplan
+runs pure Python, slower.
 """
 
 from __future__ import annotations

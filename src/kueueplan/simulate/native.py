@@ -2,8 +2,8 @@
 
 A twin runs the same source with typed attributes and locals; tests/simulate/test_native.py checks that both give
 the same bytes. It is used only when it was built from the module's current source and .pxd (source_digest), so
-an edit of either without a rebuild (`./scripts/setup` rebuilds) runs the pure module rather than stale code. KUEUEPLAN_PURE=1 runs the pure
-modules always (to rule the compiled core out when reporting a problem).
+an edit of either without a rebuild (`./scripts/setup` rebuilds) runs the pure module rather than stale code.
+KUEUEPLAN_PURE=1 runs the pure modules always (to rule the compiled core out when reporting a problem).
 """
 
 from __future__ import annotations
