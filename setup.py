@@ -27,6 +27,7 @@ class BuildTwins(build_ext):
     def run(self) -> None:
         try:
             from Cython.Build import cythonize
+            from Cython.Compiler.Errors import CompileError
         except ImportError:
             self.warn("Cython is not installed: kueueplan runs its pure-Python simulator core (slower)")
             self.extensions = []
@@ -45,8 +46,13 @@ class BuildTwins(build_ext):
             ext.sources = [str(folder / f"_native_{name}.py")]
         # nonecheck: None in a typed local (a broken invariant) raises AttributeError as the pure module does, where
         # it read through a null struct and crashed the process (no measurable cost on large-jitter)
-        built = cythonize(self.extensions, language_level=3, quiet=True,
-                          compiler_directives={"annotation_typing": False, "nonecheck": True})
+        try:
+            built = cythonize(self.extensions, language_level=3, quiet=True,
+                              compiler_directives={"annotation_typing": False, "nonecheck": True})
+        except CompileError:  # Cython printed why; like a failed C compile (optional=True), no twin, not no install
+            self.warn("Cython could not compile the twins: kueueplan runs its pure-Python simulator core (slower)")
+            self.extensions = []
+            return
         for ext, c in zip(self.extensions, built):  # setuptools' own Extension objects, with the C sources
             ext.sources = c.sources
         super().run()

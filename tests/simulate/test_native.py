@@ -30,13 +30,19 @@ from tests.simulate.test_session7_attack import busy_plain_cohort
 
 
 def _twin() -> Any:
+    """The twin, built from the current headplan.py and .pxd: a stale one (an edit without ./scripts/setup) would
+    compare the old code with the new and report their differences as the twin's."""
     try:
-        return importlib.import_module("kueueplan.simulate._native_headplan")
+        twin = importlib.import_module("kueueplan.simulate._native_headplan")
     except ImportError:
+        twin = None
+    if twin is None or twin.SOURCE_SHA256 != native.source_digest(Path(headplan.__file__)):
+        state = "not built" if twin is None else "stale (built from another headplan.py or .pxd)"
         if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but the compiled twin of headplan.py is not built: scripts/setup builds it "
-                        "(Cython from the lock and a C compiler)")
-        pytest.skip("the compiled twin of headplan.py is not built (./scripts/setup builds it with a C compiler)")
+            pytest.fail(f"CI=true but the compiled twin of headplan.py is {state}: scripts/setup builds it "
+                        "(Cython from the lock and a C compiler; its log tells why it could not)")
+        pytest.skip(f"the compiled twin of headplan.py is {state} (./scripts/setup builds it with a C compiler)")
+    return twin
 
 
 def _both(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
@@ -225,6 +231,25 @@ def test_the_pxd_declares_every_attribute_the_module_assigns() -> None:
     assert set(declared) <= set(assigned)
     for cls, names in declared.items():
         assert assigned[cls] == names, (cls, assigned[cls] ^ names)
+
+
+def test_a_module_cython_cannot_compile_leaves_the_build_without_its_twin(tmp_path: Path) -> None:
+    """A .py (or .pxd) Cython rejects stopped `pip install -e .` as a whole, so scripts/setup and scripts/test ended
+    on pip's traceback; the build goes on without the twin now, as it does without a C compiler."""
+    pytest.importorskip("Cython")
+    root = Path(__file__).parents[2]
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(root / name, tmp_path / name)
+    folder = tmp_path / "src/kueueplan/simulate"
+    folder.mkdir(parents=True)
+    for name in ("native.py", "headplan.pxd"):
+        shutil.copy(root / "src/kueueplan/simulate" / name, folder / name)
+    (folder / "headplan.py").write_text(Path(headplan.__file__).read_text() + "def broken(:\n")
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Cython could not compile the twins" in done.stderr
+    assert not list(folder.glob("_native_*"))
 
 
 _FAKE_PYTHON = """#!/bin/sh
