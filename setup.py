@@ -29,19 +29,17 @@ class BuildTwins(build_ext):
             from Cython.Build import cythonize
             from Cython.Compiler.Errors import CompileError
         except ImportError:
-            self.warn("Cython is not installed: kueueplan runs its pure-Python simulator core (slower)")
-            self.extensions = []
-            return
-        stage = Path(self.build_temp) / "twins"
+            return self._without_twins("Cython is not installed")
+        folder = Path(self.build_temp) / "twins" / "kueueplan" / "simulate"
+        folder.mkdir(parents=True, exist_ok=True)
+        for parent in (folder.parent, folder):
+            (parent / "__init__.py").touch()  # Cython names the module by its packages
         for ext in self.extensions:
             name = ext.name.rpartition("._native_")[2]
-            folder = stage / "kueueplan" / "simulate"
-            folder.mkdir(parents=True, exist_ok=True)
-            for parent in (stage / "kueueplan", folder):
-                (parent / "__init__.py").touch()  # Cython names the module by its packages
-            source = (SIMULATE / f"{name}.py").read_bytes()
-            digest = NATIVE["source_digest"](SIMULATE / f"{name}.py")
-            (folder / f"_native_{name}.py").write_bytes(source + f"\nSOURCE_SHA256 = {digest!r}\n".encode())
+            module = SIMULATE / f"{name}.py"
+            digest = NATIVE["source_digest"](module)
+            twin = module.read_bytes() + f"\nSOURCE_SHA256 = {digest!r}\n".encode()
+            (folder / f"_native_{name}.py").write_bytes(twin)
             (folder / f"_native_{name}.pxd").write_bytes((SIMULATE / f"{name}.pxd").read_bytes())
             ext.sources = [str(folder / f"_native_{name}.py")]
         # nonecheck: None in a typed local (a broken invariant) raises AttributeError as the pure module does, where
@@ -49,13 +47,15 @@ class BuildTwins(build_ext):
         try:
             built = cythonize(self.extensions, language_level=3, quiet=True,
                               compiler_directives={"annotation_typing": False, "nonecheck": True})
-        except CompileError:  # Cython printed why; like a failed C compile (optional=True), no twin, not no install
-            self.warn("Cython could not compile the twins: kueueplan runs its pure-Python simulator core (slower)")
-            self.extensions = []
-            return
+        except CompileError:  # Cython printed why; like a failed C compile (optional=True): no twin, still an install
+            return self._without_twins("Cython could not compile the twins")
         for ext, c in zip(self.extensions, built):  # setuptools' own Extension objects, with the C sources
             ext.sources = c.sources
         super().run()
+
+    def _without_twins(self, why: str) -> None:
+        self.warn(f"{why}: kueueplan runs its pure-Python simulator core (slower)")
+        self.extensions = []
 
 
 setup(
