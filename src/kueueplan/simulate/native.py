@@ -29,7 +29,7 @@ def twin(module: ModuleType) -> ModuleType:
     package, _, name = module.__name__.rpartition(".")
     try:
         compiled = importlib.import_module(f"{package}._native_{name}" if package else f"_native_{name}")
-    except ImportError:
+    except Exception:  # not built, or another Python's; a stale twin may fail otherwise at import (never run then)
         return module
     current = getattr(compiled, "SOURCE_SHA256", None) == source_digest(Path(module.__file__ or ""))
     return compiled if current else module
