@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from kueueplan.report import applyplan
-from kueueplan.report.escape import md_code, md_text, one_line
+from kueueplan.report.escape import md_code, md_table, md_text, one_line
 from kueueplan.report.graph import mermaid
 from kueueplan.workflow.diff import DiffReport, EnvDiff, TeamDelta, WorkloadDelta, seconds_text
 from kueueplan.workflow.graph import build_topology, focus
@@ -70,9 +70,7 @@ def _code(text: Any) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     """Rows hold cells already rendered by `_cell` or `_code`."""
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
-    return out + [""]
+    return md_table(header, rows) + [""]
 
 
 def _quota_rows(env: EnvDiff) -> list[list[Any]]:

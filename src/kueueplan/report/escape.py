@@ -59,6 +59,11 @@ def md_code(text: object, table: bool = False) -> str:
     return out.replace("|", "\\|") if table else out
 
 
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The lines of a Markdown table whose cells are rendered already (md_text, md_code with table=True)."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
 _MERMAID = {ord(c): f"#{code};" for c, code in (("#", "35"), ("&", "amp"), ('"', "quot"), ("<", "lt"), (">", "gt"),
                                                 ("`", "96"), ("|", "124"))}
 _GANTT = {**_MERMAID, ord(":"): "#58;", ord(";"): "#59;"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kueueplan.report.escape import one_line
+from kueueplan.report.escape import md_table, md_text, one_line
 from kueueplan.report.simulation import _fmt_s
 
 
@@ -86,9 +86,7 @@ def markdown(result: dict[str, Any]) -> str:
     for title, (header, body) in rows(result).items():
         if not body:
             continue
-        out += [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in body]
-        out.append("")
+        out += [f"**{title}**", "", *md_table(header, [[md_escape(c) for c in r] for r in body]), ""]
     return "\n".join(out)
 
 
@@ -136,15 +134,16 @@ def search_text(result: dict[str, Any]) -> None:
         console.print(escape(one_line(note)))
 
 
+def _escaped_table(header: list[str], body: list[list[str]]) -> list[str]:
+    """A Markdown table of plain cells, every one escaped (names come from the pull request)."""
+    return md_table([md_text(h) for h in header], [[md_text(c) for c in r] for r in body])
+
+
 def search_markdown(result: dict[str, Any]) -> str:
     from kueueplan.report.escape import md_text as md_escape
 
     header, body = search_rows(result)
-    out = [f"### Quota search: {md_escape(str(result['scenario']))}", "",
-           "| " + " | ".join(md_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in body]
-    header, body = judged_rows(result)
-    out += ["", "| " + " | ".join(md_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in body]
+    out = [f"### Quota search: {md_escape(str(result['scenario']))}", "", *_escaped_table(header, body), ""]
+    out += _escaped_table(*judged_rows(result))
     out += [""] + [f"- {md_escape(n)}" for n in _search_notes(result)]
     return "\n".join(out)

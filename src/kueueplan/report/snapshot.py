@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueueplan.kube.quantity import format_resource_value
-from kueueplan.report.escape import md_code, md_text, one_line
+from kueueplan.report.escape import md_code, md_table, md_text, one_line
 from kueueplan.report.simulation import _fmt_s
 
 HOLDING = ("QuotaReserved", "Admitted")
@@ -106,9 +106,5 @@ def markdown(sim: Any) -> str:
     out = [f"### State at {md_text(_fmt_s(sim.now / 1000))}"]
     for title, (header, rows) in tables(sim).items():
         out += ["", f"**{md_code(title)}**" if title.startswith("kubectl") else f"**{md_text(title)}**", ""]
-        out.append("| " + " | ".join(header) + " |")
-        out.append("|" + "---|" * len(header))
-        out += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
-        if not rows:
-            out.append("| " + " | ".join("" for _ in header) + " |")
+        out += md_table(header, [[md_text(c) for c in row] for row in rows] or [["" for _ in header]])
     return "\n".join(out)
