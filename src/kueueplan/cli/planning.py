@@ -38,9 +38,9 @@ def monte_carlo(source: Any, fmt: str, until: str | None, runs: int, seed: int, 
     if until is not None:
         source = dataclasses.replace(source, until=parse_duration(until, "--until"))
     scenario = source.sample(seed, 0)  # refuses unusable input once, here, with file and line
-    from kueueplan.cli.simulate import _warn_rejected
+    from kueueplan.cli.simulate import warn_rejected
 
-    _warn_rejected(scenario)  # as a single run does: objects Kueue would refuse, said once (run 0's)
+    warn_rejected(scenario)  # as a single run does: objects Kueue would refuse, said once (run 0's)
     update, stop = _progress("simulating runs")
     interrupted = False
     try:
@@ -129,9 +129,9 @@ def quota(path: Path, env: str | None, variables: tuple[str, ...], runs: int, se
     from kueueplan.report.escape import one_line
 
     source = _source(str(path), env)
-    from kueueplan.cli.simulate import _warn_rejected
+    from kueueplan.cli.simulate import warn_rejected
 
-    _warn_rejected(source.sample(seed, 0))  # refuse unusable input before the first candidate; warn once
+    warn_rejected(source.sample(seed, 0))  # refuse unusable input before the first candidate; warn once
     parsed = [parse_variable(v) for v in variables]
     for v in parsed:  # every variable must name a quota of the scenario
         source.with_quota(v.cluster_queue, v.flavor, v.resource, v.quantity(v.values[0]))

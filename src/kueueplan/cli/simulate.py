@@ -51,7 +51,7 @@ def _snapshot(scenario: Any, fmt: str) -> None:
         click.echo(snapshot.text(sim))
 
 
-def _warn_rejected(scenario: Any) -> None:
+def warn_rejected(scenario: Any) -> None:
     """Objects Kueue would refuse cannot exist on a cluster: say so on stderr (the JSON contract is unchanged)."""
     from kueueplan.validate import webhook_rejections
 
@@ -126,7 +126,7 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         scenario = _load(path, env, None, kueue_version, seed)
         declared = scenario.until
         _set_until(scenario, at, "--at")
-        _warn_rejected(scenario)
+        warn_rejected(scenario)
         if declared is not None and scenario.until > declared:
             from kueueplan.kube.configuration import format_go_duration
 
@@ -144,7 +144,7 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
     from kueueplan.simulate.result import expectation_results, failed_count, result_json, write_json
 
     scenario = _load(path, env, until, kueue_version, seed)
-    _warn_rejected(scenario)
+    warn_rejected(scenario)
     update, stop = _progress_bar()
     try:
         sim = run(scenario, update)
