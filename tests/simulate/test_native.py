@@ -212,12 +212,12 @@ def _assigned(tree: ast.Module) -> dict[str, set[str]]:
 
 
 def _declared(pxd: str) -> dict[str, set[str]]:
-    """Per `cdef class` of a .pxd, its `cdef public TYPE a, b` attributes."""
+    """Per `cdef class` of a .pxd, its `cdef public TYPE a, b` attributes (TYPE one word, or long long)."""
     out: dict[str, set[str]] = {}
     for line in pxd.splitlines():
         if m := re.match(r"cdef class (\w+)", line):
             cls = out[m.group(1)] = set()
-        elif m := re.match(r"\s+cdef public \w+ (.+)", line):
+        elif m := re.match(r"\s+cdef public (?:long long|\w+) (.+)", line):
             cls |= {name.strip() for name in m.group(1).split(",")}
     return out
 

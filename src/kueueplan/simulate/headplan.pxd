@@ -4,6 +4,7 @@ cdef class _Head:
     cdef public object wl, plan, bucket, order, plain, checks, fr, v, key, sort_tail, fifo_tail, height
     cdef public bint over
     cdef public object fit_from, live_from
+    cdef public long long fit_c, live_c
     cdef public long version
 
 cdef class HeadPlan:
@@ -21,7 +22,8 @@ cdef class _Cohort:
 cdef class HeadPlans:
     cdef public object sim, enabled, term, cohorts, active, total, _eligible, _refused, _term_lists
     @cython.locals(plan=HeadPlan, h=_Head, cohort=_Cohort, pos=Py_ssize_t, n=Py_ssize_t, epoch=long, room=object,
-                   parks=bint, grouped=bint, heads=list, keep=list, fits=list, live=list, flags=object)
+                   parks=bint, grouped=bint, heads=list, keep=list, fits=list, live=list, flags=object,
+                   room_c=cython.longlong, small=bint, delta=cython.ulonglong, step=cython.ulonglong)
     cpdef nominate(self, long cycle)
 
 cdef class FittingHeads:

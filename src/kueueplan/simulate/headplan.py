@@ -37,6 +37,13 @@ from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.workload import PENDING, SimWorkload
 
 _INF = float("inf")
+# The one-resource verdicts compare the cohort's room with a head's thresholds in C where all three lie strictly
+# between these bounds (the compiled twin types them long long; a cohort's sums can pass int64, then the exact
+# Python ints are compared). A threshold past a bound (or infinite) is clipped to it: the comparison with a room
+# strictly inside gives the same answer.
+_LO, _HI = -(1 << 62), 1 << 62
+_FRS: dict[FR, FR] = {}  # _Head.fr, interned (a process's flavors and resources: a handful; capped, as it lives on)
+_MASK = (1 << 64) - 1  # signature terms are summed modulo 2**64 (engine._queues_signature masks the sum)
 _KEY = attrgetter("key")  # _Head.key
 _Record = tuple[dict[FR, int], dict[FR, int] | None]  # copies of the ClusterQueue's and its cohort's usage
 
@@ -45,7 +52,7 @@ class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
     __slots__ = ("wl", "plan", "bucket", "order", "plain", "checks", "over", "height", "fr", "v", "fit_from",
-                 "live_from", "sort_tail", "fifo_tail", "key", "version")
+                 "live_from", "fit_c", "live_c", "sort_tail", "fifo_tail", "key", "version")
 
     def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
@@ -59,9 +66,12 @@ class _Head:
         self.over = False  # over nominal even with its own lower-priority workloads gone
         self.height = 0  # its borrowing height when it fits (scheduler._fit_height)
         # one resource (fr): it fits where free >= fit_from, and parks where free < live_from (classify)
-        self.fr: FR | None = next(iter(plain)) if len(plain) == 1 else None
+        fr = next(iter(plain)) if len(plain) == 1 else None
+        # one object per resource (_FRS): nominate tells the next head's resource from the last by identity
+        self.fr: FR | None = fr if fr is None or len(_FRS) >= 1024 else _FRS.setdefault(fr, fr)
         self.v = plain[self.fr] if self.fr is not None else 0  # its request in fr
         self.fit_from = self.live_from = 0.0
+        self.fit_c = self.live_c = 0  # the same, clipped to [_LO, _HI] (nominate compares them in C)
         # Entry.sort_key / fifo_key after the borrowing height (a queued workload's priority and timestamp only
         # change through a configuration change or a requeue, which end the plan)
         self.sort_tail = (-wl.priority, wl.queue_ts, wl.seq)
@@ -179,6 +189,7 @@ class HeadPlan:
         if h.fr is not None:  # fit >= min(fit, short): parking needs no fit, over, short
             h.fit_from = checks[0][1]
             h.live_from = min(checks[0][1], checks[0][2]) if over else -_INF
+            h.fit_c, h.live_c = _clip(h.fit_from), _clip(h.live_from)
         h.version = self.version
 
     def usage_copy(self) -> dict[FR, int]:
@@ -456,7 +467,7 @@ class HeadPlans:
         if len(terms) < n:
             term = self.term
             terms += [term((name, None, members, 0, k)) for k in range(len(terms), n)]
-            steps += [terms[k + 1] - terms[k] for k in range(len(steps), n - 1)]
+            steps += [(terms[k + 1] - terms[k]) & _MASK for k in range(len(steps), n - 1)]
         return got
 
     def retotal(self, cohort: _Cohort, delta: int) -> None:
@@ -598,6 +609,8 @@ class HeadPlans:
             delta = 0  # the signature terms' change (HeadPlan.park)
             last_fr: FR | None = None  # the resource of the last head classified and the cohort's room in it
             room = 0
+            room_c = 0  # the room as a C number, where it lies strictly within (_LO, _HI) (small)
+            small = False
             for plan in cohort.active:
                 heads = plan.heads
                 if plan.epoch != epoch:  # sync_epoch, inline (as below: this loop runs for every head)
@@ -616,17 +629,24 @@ class HeadPlans:
                 if fr is None:
                     height = plan.classify(h, free)
                 else:  # classify, inline for one resource
-                    if fr != last_fr:
+                    if fr is not last_fr and fr != last_fr:
                         got = free.get(fr)
                         room = got if got is not None else cohort.free(fr, free)
                         last_fr = fr
+                        small = _LO < room < _HI
+                        if small:
+                            room_c = room
                     # live_from <= fit_from: a head short of quota is one that does not fit
-                    height = None if room < h.live_from else h.height if room >= h.fit_from else -1
+                    if small:
+                        height = None if room_c < h.live_c else h.height if room_c >= h.fit_c else -1
+                    else:
+                        height = None if room < h.live_from else h.height if room >= h.fit_from else -1
                 if height is None:  # park, inline
                     if not parks:
                         snap = cohort.snapshot(cycle)
                         parks = True
-                    delta += plan.steps[plan.count + plan.ghost_count]
+                    step = plan.steps[plan.count + plan.ghost_count]  # typed: the sum wraps modulo 2**64 in C
+                    delta += step
                     plan.records[pos] = (plan.usage_snap or plan.usage_copy(), snap)
                     plan.count += 1
                     pos += 1
@@ -656,6 +676,10 @@ class HeadPlans:
             if not keep:
                 del self.active[key]
         return any_head, parked, live, groups
+
+
+def _clip(x: float) -> int:
+    return _LO if x <= _LO else _HI if x >= _HI else int(x)
 
 
 class FittingHeads:
