@@ -176,19 +176,17 @@ import importlib, sys
 mod = importlib.import_module(sys.argv[1])
 class Root:  # a cohort with nothing free
     subtree = usage = {"cpu": 0}
-class Wl:
-    message = ""
-h = mod._Head.__new__(mod._Head)
-h.wl, h.fr, h.v, h.key, h.plan = Wl(), "cpu", 1, (0,), None  # a head no plan took in: a broken invariant
+group = mod.FittingHeads(Root(), [])
+group.heads = [None]  # a head that is not one: a broken invariant
 try:
-    mod.FittingHeads(Root(), [h]).next_turn(False, None, "no longer fits")
+    group.next_turn(False, None, "no longer fits")
 except AttributeError as e:
     print(e)
 """
 
 
 def test_a_broken_invariant_raises_in_the_twin_as_in_the_pure_module() -> None:
-    """A typed local holding None (here FittingHeads.next_turn's `plan`) made the twin read through a null struct:
+    """A typed local holding None (here FittingHeads.next_turn's `h`) made the twin read through a null struct:
     a segmentation fault (exit -11) that took the process, or a pool's worker, down without a word, where the pure
     module raises AttributeError. setup.py compiles with nonecheck."""
     _twin()
@@ -198,7 +196,7 @@ def test_a_broken_invariant_raises_in_the_twin_as_in_the_pure_module() -> None:
                               timeout=60)
         assert done.returncode == 0, (module, done.returncode, done.stderr[-500:])
         said.append(done.stdout)
-    assert said[0] == said[1] == "'NoneType' object has no attribute 'records'\n"
+    assert said[0] == said[1] == "'NoneType' object has no attribute 'fr'\n"
 
 
 def _assigned(tree: ast.Module) -> dict[str, set[str]]:

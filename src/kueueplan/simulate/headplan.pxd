@@ -3,12 +3,12 @@ cimport cython
 cdef class _Head:
     cdef public object wl, plan, bucket, order, plain, checks, fr, v, key, sort_tail, fifo_tail, height
     cdef public bint over
-    cdef public object fit_from, live_from
+    cdef public object fit_from, live_from, rec_usage, rec_snap
     cdef public long long fit_c, live_c
     cdef public long version
 
 cdef class HeadPlan:
-    cdef public object plans, cohort, q, name, node, root, heads, parked, ghosts, terms, steps, records, usage_snap, cq, flavors
+    cdef public object plans, cohort, q, name, node, root, heads, parked, ghosts, terms, steps, usage_snap, cq, flavors
     cdef public Py_ssize_t pos, count, ghost_count
     cdef public long epoch, version, members
     cdef public bint detached, lower
@@ -30,5 +30,5 @@ cdef class FittingHeads:
     cdef public object root, heads
     cdef public Py_ssize_t i
     cdef public bint exact
-    @cython.locals(heads=list, i=Py_ssize_t, n=Py_ssize_t, h=_Head, plan=HeadPlan)
+    @cython.locals(heads=list, i=Py_ssize_t, n=Py_ssize_t, h=_Head)
     cpdef next_turn(self, bint claims, object before, object message)

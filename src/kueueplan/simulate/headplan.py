@@ -52,7 +52,7 @@ class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
     __slots__ = ("wl", "plan", "bucket", "order", "plain", "checks", "over", "height", "fr", "v", "fit_from",
-                 "live_from", "fit_c", "live_c", "sort_tail", "fifo_tail", "key", "version")
+                 "live_from", "fit_c", "live_c", "sort_tail", "fifo_tail", "key", "version", "rec_usage", "rec_snap")
 
     def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
@@ -78,13 +78,19 @@ class _Head:
         self.fifo_tail = (wl.queue_ts, wl.seq)
         self.key: tuple = ()  # its Entry's sort key when it fits (scheduler._ordered), made with its numbers
         self.version = -1  # the plan's usage version its numbers are for (HeadPlan.refresh)
+        # where its bucket parked with a deferred quota message: the copies of its ClusterQueue's usage and its
+        # cohort's (a _Record) that the message is made from (_write_message); rec_usage None: none deferred.
+        # Kept on the head (not in a list beside heads): nominate touches the head anyway, and the copies move
+        # with it when heads change places.
+        self.rec_usage: dict[FR, int] | None = None
+        self.rec_snap: dict[FR, int] | None = None
 
 
 class HeadPlan:
     """A ClusterQueue queue's buckets in head order, parked or not (see the module docstring)."""
 
     __slots__ = ("plans", "cohort", "q", "name", "node", "root", "heads", "parked", "pos", "count", "ghosts",
-                 "ghost_count", "epoch", "version", "lower", "members", "terms", "steps", "records", "usage_snap",
+                 "ghost_count", "epoch", "version", "lower", "members", "terms", "steps", "usage_snap",
                  "detached", "cq", "flavors")
 
     def __init__(self, plans: "HeadPlans", cohort: "_Cohort", q: Any, node: Node, heads: list[_Head],
@@ -117,7 +123,6 @@ class HeadPlan:
         self.terms: list[int] = []
         self.steps: list[int] = []  # steps[k] = terms[k + 1] - terms[k]
         self._terms()
-        self.records: list[_Record | None] = [None] * len(heads)  # per head: its deferred message's copies
         self.usage_snap: dict[FR, int] | None = None  # usage_copy
 
     def _advance(self) -> None:
@@ -228,7 +233,8 @@ class HeadPlan:
         old = self.term()
         if self.parked is not None:
             self.parked[self.pos] = True
-        self.records[self.pos] = record
+        h = self.heads[self.pos]
+        h.rec_usage, h.rec_snap = record if record is not None else (None, None)
         self.count += 1
         self.pos += 1
         self._advance()
@@ -242,12 +248,12 @@ class HeadPlan:
         q.plan = None
         self.detached = True
         buckets = q.buckets
-        for h, parked, record in zip(self.heads, self._flags(), self.records):
+        for h, parked in zip(self.heads, self._flags()):
             b = buckets[h.bucket]
             b.parked = parked
             b.verdict = None
-            if record is not None:
-                self._write_message(h, record)
+            if h.rec_usage is not None:
+                self._write_message(h)
         for g in self.ghosts:
             if self.ghost_count == 0:
                 b = buckets.get(g)
@@ -275,10 +281,10 @@ class HeadPlan:
         q.members.pop(wl.key)  # pop_head, without marking the queue dirty: the plan keeps its term
         self.members -= 1
         entry = q._top_entry(q.buckets[bucket_key])
-        heads, parked, records = self.heads, self.parked, self.records
+        heads, parked = self.heads, self.parked
         if entry is None:  # the bucket is empty (head() would drop it)
             del q.buckets[bucket_key]
-            del heads[i], records[i]
+            del heads[i]
             if parked is not None:
                 del parked[i]
         else:
@@ -290,13 +296,13 @@ class HeadPlan:
             else:
                 head = self.plans.head_for(entry, bucket_key, self.name)
             if head is None:  # the next one is not plain: the usual path takes the queue
-                records[i] = None
+                admitted.rec_usage = admitted.rec_snap = None
                 self._terms()
                 self.plans.retotal(self.cohort, self.term() - old)
                 self.materialize()
                 return
             head.plan = self
-            heads[i], records[i] = head, None
+            heads[i] = head
             while i + 1 < len(heads) and heads[i + 1].order < head.order:  # its later head moves back
                 self._swap(i, i + 1)
                 i += 1
@@ -337,7 +343,6 @@ class HeadPlan:
             if self.parked is not None:
                 self.parked.insert(i, False)
             heads.insert(i, head)
-            self.records.insert(i, None)
             cohort = self.cohort
             if not had_head and self not in cohort.active:  # plans that may have an unparked head (nominate)
                 cohort.active.append(self)
@@ -355,11 +360,11 @@ class HeadPlan:
         if head is None:
             return False
         self._flags()  # it may move before heads that are parked, or be parked itself before unparked ones
-        heads, records = self.heads, self.records
-        if records[i] is not None:
-            self._write_message(heads[i], records[i])
+        heads = self.heads
+        if heads[i].rec_usage is not None:
+            self._write_message(heads[i])
         head.plan = self
-        heads[i], records[i] = head, None
+        heads[i] = head
         while i > 0 and heads[i - 1].order > head.order:
             self._swap(i - 1, i)
             i -= 1
@@ -369,16 +374,15 @@ class HeadPlan:
 
     def _swap(self, i: int, j: int) -> None:
         """Heads i and j change places in head order, with their buckets' parked flags (without a list both are
-        on the same side of pos) and records."""
-        heads, parked, records = self.heads, self.parked, self.records
+        on the same side of pos)."""
+        heads, parked = self.heads, self.parked
         heads[i], heads[j] = heads[j], heads[i]
         if parked is not None:
             parked[i], parked[j] = parked[j], parked[i]
-        records[i], records[j] = records[j], records[i]
 
-    def _write_message(self, h: _Head, record: _Record) -> None:
-        """A parked head's quota message, deferred from the copies in `record` (DeferredMessages)."""
-        h.wl.message = self.plans.sim.deferred.defer_copies(h.wl, self.cq, self.node, record[0], record[1],
+    def _write_message(self, h: _Head) -> None:
+        """A parked head's quota message, deferred from the copies it recorded (DeferredMessages)."""
+        h.wl.message = self.plans.sim.deferred.defer_copies(h.wl, self.cq, self.node, h.rec_usage, h.rec_snap,
                                                             self.flavors)
 
     def take_head(self, wl: SimWorkload) -> None:
@@ -397,7 +401,7 @@ class HeadPlan:
                 and self.heads[self.pos].wl is wl:
             if reason == FAILED_AFTER_NOMINATION:
                 wl.message = message
-                self.records[self.pos] = None
+                self.heads[self.pos].rec_usage = None
                 return False
             if reason == NO_CANDIDATES or reason == NO_FIT:
                 wl.message = message
@@ -647,7 +651,8 @@ class HeadPlans:
                         parks = True
                     step = plan.steps[plan.count + plan.ghost_count]  # typed: the sum wraps modulo 2**64 in C
                     delta += step
-                    plan.records[pos] = (plan.usage_snap or plan.usage_copy(), snap)
+                    h.rec_usage = plan.usage_snap if plan.usage_snap is not None else plan.usage_copy()
+                    h.rec_snap = snap
                     plan.count += 1
                     pos += 1
                     flags = plan.parked
@@ -722,8 +727,7 @@ class FittingHeads:
                 self.i = i
                 return h
             h.wl.message = message
-            plan = h.plan
-            plan.records[plan.pos] = None
+            h.rec_usage = None  # the head at its plan's pos (its live head)
             i += 1
         self.i = i
         return None
