@@ -7,12 +7,15 @@ cdef class _Head:
     cdef public long long fit_c, live_c
     cdef public long version
 
+cdef class HeadPlans
+
 cdef class HeadPlan:
-    cdef public object plans, cohort, q, name, node, root, heads, parked, ghosts, terms, steps, usage_snap, cq, flavors
+    cdef public HeadPlans plans
+    cdef public object cohort, q, name, node, root, heads, parked, ghosts, terms, steps, usage_snap, cq, flavors
     cdef public Py_ssize_t pos, count, ghost_count
     cdef public long epoch, version, members
     cdef public bint detached, lower
-    @cython.locals(h=_Head)
+    @cython.locals(h=_Head, plans=HeadPlans, usage=dict, subtree=dict, borrowing=dict, own=dict)
     cpdef refresh(self, _Head h)
 
 cdef class _Cohort:
@@ -20,6 +23,7 @@ cdef class _Cohort:
     cdef public long epoch, snap_cycle
 
 cdef class HeadPlans:
+    cdef public bint priority_sorting
     cdef public object sim, enabled, term, cohorts, active, total, _eligible, _refused, _term_lists
     @cython.locals(plan=HeadPlan, h=_Head, cohort=_Cohort, pos=Py_ssize_t, n=Py_ssize_t, epoch=long, room=object,
                    parks=bint, grouped=bint, heads=list, keep=list, fits=list, live=list, flags=object,

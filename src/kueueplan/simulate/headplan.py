@@ -166,9 +166,9 @@ class HeadPlan:
         scheduler._fit_height in the same arithmetic, with the cohort's free quota (free) left open. The room
         resource_node.flat_available gives is min(free, cap), cap = nominal + borrowingLimit - usage (none
         without a limit); alone, the room is nominal - usage and the verdicts are fixed (free reads 0)."""
-        node, root = self.node, self.root
+        node, root, plans = self.node, self.root, self.plans
         usage, subtree, borrowing = node.usage, node.subtree, node.borrowing
-        own = self.plans.sim.usage_below(self.name, h.wl.priority) if self.lower else {}
+        own = plans.sim.usage_below(self.name, h.wl.priority) if self.lower else {}
         checks = []
         over = False
         height = 0
@@ -190,7 +190,7 @@ class HeadPlan:
                 short = _INF if cap is not None and cap < v - o else v - o
             checks.append((fr, fit, short))
         h.checks, h.over, h.height = tuple(checks), over, height
-        h.key = (height,) + (h.sort_tail if self.plans.sim.config.priority_sorting else h.fifo_tail)
+        h.key = (height,) + (h.sort_tail if plans.priority_sorting else h.fifo_tail)
         if h.fr is not None:  # fit >= min(fit, short): parking needs no fit, over, short
             h.fit_from = checks[0][1]
             h.live_from = min(checks[0][1], checks[0][2]) if over else -_INF
@@ -450,6 +450,7 @@ class HeadPlans:
         self.sim = sim
         self.enabled = enabled  # off: every queue is nominated by the usual path (tests compare the two)
         self.term = term  # engine._term
+        self.priority_sorting = sim.config.priority_sorting  # Entry.sort_key or fifo_key (a run's configuration)
         self.cohorts: dict[str, _Cohort] = {}
         self.active: dict[str, _Cohort] = {}  # cohorts with an active plan
         self.total = 0  # the plans' part of the engine's queue signature
