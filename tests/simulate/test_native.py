@@ -171,6 +171,19 @@ def test_perf_shape_same_run_compiled_and_pure(until: str | None, monkeypatch: p
     assert twin == pure and twin["workloads"]
 
 
+
+_HASHABLE = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                         lambda inner: st.tuples(inner, inner) | st.tuples(inner, inner, inner), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_HASHABLE)
+def test_signature_terms_same_compiled_and_pure(value: Any) -> None:
+    """The twin computes splitmix64 in C's unsigned 64 bits: it must wrap exactly as the pure module's masks do,
+    for every hash (negative ones, -1's stand-in -2, ints past 64 bits)."""
+    assert _twin().signature_term(value) == headplan.signature_term(value)
+
+
 _BROKEN_HEAD = """
 import importlib, sys
 mod = importlib.import_module(sys.argv[1])

@@ -46,20 +46,11 @@ MAX_FLAPPING_INSTANTS = 1_000
 # ready only after their waitForPodsReady timeout); and any run stops after MAX_EVICTIONS.
 MAX_EVICTIONS_PER_WORKLOAD = 1_000
 MAX_EVICTIONS = 1_000_000
-_HASH_MASK = (1 << 64) - 1
+_HASH_MASK = headplan._MASK  # the signature sums are modulo 2**64
 HEAD_PLANS = True  # headplan.py; off in tests that compare a run with the usual path
-HeadPlans = native.twin(headplan).HeadPlans  # compiled where setup.py built it (native.py)
-
-
-def _term(value: Any) -> int:
-    """hash(value) through splitmix64's finalizer, for the order-free sums of _signature. A tuple's hash is
-    nearly additive in its last item, so without it swapping a count between two queues (one parked bucket
-    here rather than there) left the sum unchanged about half the time, depending on hash(None), an address:
-    a false 'state seen before' reported flapping, and the run differed from process to process."""
-    z = (hash(value) + 0x9E3779B97F4A7C15) & _HASH_MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _HASH_MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _HASH_MASK
-    return z ^ (z >> 31)
+# compiled where setup.py built them (native.py)
+HeadPlans = native.twin(headplan).HeadPlans
+_term = native.twin(headplan).signature_term  # the terms of _signature's order-free sums
 
 
 class Simulation(JobController, WorkloadController, QueueController, AdmissionCheckReconciler):
@@ -139,7 +130,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._queue_terms: dict[str, int] = {}
         self._dirty_queues: set[str] = set()
         self._ready_queues: set[str] = set()  # ClusterQueue queues that may have a head (queues_with_heads)
-        self.plans = HeadPlans(self, _term, HEAD_PLANS)  # nominations that only park a head, by arithmetic
+        self.plans = HeadPlans(self, HEAD_PLANS)  # nominations that only park a head, by arithmetic
         self.ac = AdmissionCheckController(scenario.admission_checks)
         self.progress = progress
         self._sync_queues()

@@ -1,5 +1,10 @@
 cimport cython
 
+cdef unsigned long long _MASK, _K1, _K2, _K3
+
+@cython.locals(z=cython.ulonglong)
+cpdef unsigned long long signature_term(object value)
+
 cdef class _Head:
     cdef public object wl, plan, bucket, order, plain, checks, fr, v, key, sort_tail, fifo_tail, height
     cdef public bint over
@@ -24,7 +29,7 @@ cdef class _Cohort:
 
 cdef class HeadPlans:
     cdef public bint priority_sorting
-    cdef public object sim, enabled, term, cohorts, active, total, _eligible, _refused, _term_lists
+    cdef public object sim, enabled, cohorts, active, total, _eligible, _refused, _term_lists
     @cython.locals(plan=HeadPlan, h=_Head, cohort=_Cohort, pos=Py_ssize_t, n=Py_ssize_t, epoch=long, room=object,
                    parks=bint, grouped=bint, heads=list, keep=list, fits=list, live=list, flags=object,
                    room_c=cython.longlong, small=bint, delta=cython.ulonglong, step=cython.ulonglong)

@@ -44,8 +44,22 @@ _INF = float("inf")
 _LO, _HI = -(1 << 62), 1 << 62
 _FRS: dict[FR, FR] = {}  # _Head.fr, interned (a process's flavors and resources: a handful; capped, as it lives on)
 _MASK = (1 << 64) - 1  # signature terms are summed modulo 2**64 (engine._queues_signature masks the sum)
+_K1, _K2, _K3 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB  # splitmix64's constants
 _KEY = attrgetter("key")  # _Head.key
 _Record = tuple[dict[FR, int], dict[FR, int] | None]  # copies of the ClusterQueue's and its cohort's usage
+
+
+def signature_term(value: Any) -> int:
+    """hash(value) through splitmix64's finalizer, for the order-free sums of the engine's state signature
+    (engine._signature; a HeadPlan's terms). A tuple's hash is nearly additive in its last item, so without it
+    swapping a count between two queues (one parked bucket here rather than there) left the sum unchanged about
+    half the time, depending on hash(None), an address: a false 'state seen before' reported flapping, and the
+    run differed from process to process. Here for the compiled twin: its .pxd types the arithmetic as C's
+    unsigned 64 bits, which wraps as the masks do."""
+    z = (hash(value) + _K1) & _MASK
+    z = ((z ^ (z >> 30)) * _K2) & _MASK
+    z = ((z ^ (z >> 27)) * _K3) & _MASK
+    return z ^ (z >> 31)
 
 
 class _Head:
@@ -446,10 +460,9 @@ class _Cohort:
 class HeadPlans:
     """Every HeadPlan of a run, by cohort tree; the engine's `plans`."""
 
-    def __init__(self, sim: Any, term: Any, enabled: bool = True) -> None:
+    def __init__(self, sim: Any, enabled: bool = True) -> None:
         self.sim = sim
         self.enabled = enabled  # off: every queue is nominated by the usual path (tests compare the two)
-        self.term = term  # engine._term
         self.priority_sorting = sim.config.priority_sorting  # Entry.sort_key or fifo_key (a run's configuration)
         self.cohorts: dict[str, _Cohort] = {}
         self.active: dict[str, _Cohort] = {}  # cohorts with an active plan
@@ -470,8 +483,7 @@ class HeadPlans:
             got = self._term_lists[key] = ([], [])
         terms, steps = got
         if len(terms) < n:
-            term = self.term
-            terms += [term((name, None, members, 0, k)) for k in range(len(terms), n)]
+            terms += [signature_term((name, None, members, 0, k)) for k in range(len(terms), n)]
             steps += [(terms[k + 1] - terms[k]) & _MASK for k in range(len(steps), n - 1)]
         return got
 
