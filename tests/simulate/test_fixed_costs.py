@@ -6,6 +6,8 @@ each piece must equal what a recomputation from scratch gives, at every point of
   _set_admitted remakes it when the checks are Ready.
 - The copies of one `workloads` entry share their spec's scheduling shape (controller_job._renamed): one
   tuple for all of them, computed once, equal to what each copy would compute.
+- The scenario's creations wait in a list of their own (engine._arrivals), merged with the timer heap: the
+  timers run in the order one heap of them all gives.
 - Reading the scenario: copies' metadata come from one per entry, names are checked unique by one set, and
   durations try their units before float(); each the same result and the same errors as before.
 """
@@ -13,18 +15,22 @@ each piece must equal what a recomputation from scratch gives, at every point of
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
 
 from kueueplan.errors import KueueplanError
 from kueueplan.kube.podsets import WorkloadSpec
 from kueueplan.simulate import engine
 from kueueplan.simulate.engine import _HASH_MASK, _term, simulate
+from kueueplan.simulate.result import result_json
 from kueueplan.simulate.scenario import load_scenario, parse_duration, scenario_from_dict
 from tests.simulate.test_fast_paths import CLASSES, _perf_shape
+from tests.simulate.test_properties import scenarios as random_scenarios
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -197,3 +203,80 @@ def test_a_bad_duration_names_its_field(tmp_path: Path) -> None:
     line = [i + 1 for i, text in enumerate(path.read_text().splitlines()) if "every:" in text][0]
     assert err.value.message == "spec.workloads.0.every: '1 s' is not a duration"
     assert (err.value.file, err.value.line) == (str(path), line)
+
+
+class _OneHeap(engine.Simulation):
+    """The run as before creations had a list of their own: every creation a timer in the heap from the start."""
+
+    def run(self) -> engine.Simulation:
+        for t in self.scenario.workloads:
+            self._push(t.at, self.P_CREATE, "create", t)
+        self.scenario = dataclasses.replace(self.scenario, workloads=[])
+        return super().run()
+
+
+def _same_run_with_one_heap(load: Any) -> None:
+    separate = result_json(simulate(load()))
+    one_heap = _OneHeap(load()).run()
+    assert not one_heap._arrivals
+    assert result_json(one_heap) == separate
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_creations_run_in_the_order_one_timer_heap_gives(path: Path) -> None:
+    """Every scenario of the suite (creations at the instants of completions, deletions, backoffs, admission
+    checks and pods-ready timeouts; resubmitted Pods; admission fair sharing's sampling, which goes on while
+    creations are due) runs the same with the creations in the heap."""
+    data = yaml.safe_load(path.read_text())["scenario"]
+    _same_run_with_one_heap(lambda: scenario_from_dict(copy.deepcopy(data)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_scenarios())
+def test_random_creations_run_in_the_order_one_timer_heap_gives(data: dict[str, Any]) -> None:
+    _same_run_with_one_heap(lambda: scenario_from_dict(copy.deepcopy(data)))
+
+
+def test_perf_shape_creations_run_in_the_order_one_timer_heap_gives() -> None:
+    """Kueue's performance shape: thousands of creations, many at the instants of completions."""
+    data = _perf_shape(6, None, CLASSES)
+    _same_run_with_one_heap(lambda: scenario_from_dict(copy.deepcopy(data)))
+
+
+def test_admission_fair_sharing_samples_while_creations_are_due(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Admission fair sharing samples LocalQueue usage while anything can still happen (_afs_sample): with every
+    workload finished and the heap empty, a creation still due keeps the sampling going, as with it in the heap."""
+    data = yaml.safe_load((SCENARIOS / "cfg-admission-fair-sharing.yaml").read_text())["scenario"]
+    late = copy.deepcopy(data["spec"]["workloads"][0])
+    late["at"] = "2h"
+    late["manifest"]["metadata"]["name"] = "late"
+    data["spec"]["workloads"].append(late)
+    samples: dict[str, list[int]] = {}
+
+    def recording(kind: str) -> Any:
+        def sample(sim: engine.Simulation) -> None:
+            samples.setdefault(kind, []).append(sim.now)
+            original(sim)
+        return sample
+
+    original = engine.Simulation._afs_sample
+    monkeypatch.setattr(engine.Simulation, "_afs_sample", recording("separate"))
+    separate = result_json(simulate(scenario_from_dict(copy.deepcopy(data))))
+    monkeypatch.setattr(engine.Simulation, "_afs_sample", recording("one heap"))
+    assert result_json(_OneHeap(scenario_from_dict(copy.deepcopy(data))).run()) == separate
+    assert samples["separate"] == samples["one heap"]
+    assert samples["separate"][-1] >= 2 * 3600 * 1000  # sampled until the late creation, past every other timer
+
+
+def test_an_endless_requeue_loop_stops_only_after_the_last_creation() -> None:
+    """A run stops once only repeating waitForPodsReady timeouts and backoffs are left (engine._only_repeating):
+    not while a creation is still due (here long after the loop reached its cap), as with it in the heap."""
+    data = yaml.safe_load((SCENARIOS / "cfg-wait-for-pods-ready-endless-requeue-stops.yaml").read_text())["scenario"]
+    late = copy.deepcopy(data["spec"]["workloads"][0])
+    late["at"] = "1h"
+    late["manifest"]["metadata"]["name"] = "late"
+    data["spec"]["workloads"].append(late)
+    separate = result_json(simulate(scenario_from_dict(copy.deepcopy(data))))
+    assert result_json(_OneHeap(scenario_from_dict(copy.deepcopy(data))).run()) == separate
+    assert any(e["workload"] == "default/late" and e["type"] == "Created" for e in separate["events"])
+    assert any("stopped here: from now on" in w for w in separate["warnings"])

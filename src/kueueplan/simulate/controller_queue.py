@@ -361,7 +361,7 @@ class QueueController:
         for (ns, name), lq in sorted(self.cluster.local_queues.items()):
             if self._uses_afs(lq.cluster_queue):
                 self.afs.sample((ns, name), self._afs_admitted_usage(lq.cluster_queue, (ns, name)), self.now)
-        if self._timers:  # only while something else can still happen
+        if self._timers or self._arrivals:  # only while something else can still happen
             self._push(self.now + self.config.afs_interval, self.P_TIMEOUT, "afssample", None)
 
     # ------------------------------------------------------------------ deletions with finalizers

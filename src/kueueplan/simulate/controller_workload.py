@@ -55,10 +55,10 @@ class WorkloadController:
         holders[wl.key] = wl
         self._count_usage(wl, +1)
         q = self.queues[cq_name]
-        if q.sticky == wl.key:
+        if q._sticky == wl.key:
             q.sticky = None
         self.emit("QuotaReserved", wl)
-        if self._uses_afs(cq_name):
+        if self.afs is not None and self._uses_afs(cq_name):
             self.afs.push_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)  # updateEntryPenalty
         # its term in the holders' hash (read after the cycle) is made once, in its state after this call
         if self._start_checks(wl, cq_name):
@@ -73,7 +73,8 @@ class WorkloadController:
         self._rehash_holder(wl, True)
         wl.message = ""
         self.emit("Admitted", wl)
-        if self._uses_afs(wl.cluster_queue):  # updateAfsConsumedUsage: decay to now, settle the penalty
+        # updateAfsConsumedUsage: decay to now, settle the penalty
+        if self.afs is not None and self._uses_afs(wl.cluster_queue):
             lq = (wl.spec.namespace, wl.spec.queue_name or "")
             self.afs.settle(lq, wl, self._afs_admitted_usage(wl.cluster_queue, lq), self.now)
         token = wl.run_token
@@ -105,15 +106,17 @@ class WorkloadController:
 
     def _count_usage(self, wl: SimWorkload, sign: int) -> None:
         """Keep per ClusterQueue and priority the usage of its quota holders (usage_below)."""
-        by_priority = self._usage_by_priority.get(wl.cluster_queue or "")
+        cq = wl.cluster_queue or ""
+        prio = wl.spec.priority
+        by_priority = self._usage_by_priority.get(cq)
         if by_priority is None:
-            by_priority = self._usage_by_priority[wl.cluster_queue or ""] = {}
-        acc = by_priority.get(wl.spec.priority)  # get, not setdefault: no empty dicts made for nothing
+            by_priority = self._usage_by_priority[cq] = {}
+        acc = by_priority.get(prio)  # get, not setdefault: no empty dicts made for nothing
         if acc is None:
-            acc = by_priority[wl.spec.priority] = {}
+            acc = by_priority[prio] = {}
         for fr, v in wl.usage.items():
             acc[fr] = acc.get(fr, 0) + sign * v
-        q = self.queues.get(wl.cluster_queue or "")
+        q = self.queues.get(cq)
         if q is not None and q.plan is not None:
             q.plan.usage_changed()  # its heads' numbers read this usage
         self._index_holder(wl, sign)
@@ -185,7 +188,7 @@ class WorkloadController:
             if sign > 0:
                 if group is None:
                     group = groups[prio] = {}
-                elif reserve_order(next(reversed(group))) >= reserve_order(wl):
+                elif _later_or_same(next(reversed(group)), wl):
                     self._cohort_index = (None, None, {}, {})  # out of order: rebuild rather than insert
                     return
                 group[wl] = None
@@ -233,7 +236,8 @@ class WorkloadController:
 
     def _release(self, wl: SimWorkload) -> None:
         cq = wl.cluster_queue
-        if wl.state == ADMITTED and wl.admitted_at is not None:
+        state = wl.state
+        if state == ADMITTED and wl.admitted_at is not None:
             wl.past_exec += self.now - wl.admitted_at
             if not wl.pods_ready and wl.pods_ready_after != 0:
                 self._not_ready -= 1
@@ -241,9 +245,9 @@ class WorkloadController:
                         self.config.pods_ready.block_admission:
                     self._requeue_everything()
         wl.pods_ready = False
-        if wl.state == QUOTA_RESERVED and self._uses_afs(cq):
+        if state == QUOTA_RESERVED and self.afs is not None and self._uses_afs(cq):
             self.afs.drop_penalty((wl.spec.namespace, wl.spec.queue_name or ""), wl)
-        if cq is not None and wl.holds_quota:
+        if cq is not None and (state == ADMITTED or state == QUOTA_RESERVED):  # holds_quota
             self._removals[cq] = self._removals.get(cq, 0) + 1
             node = self.tree.cqs.get(cq)
             if node is not None:
@@ -255,7 +259,8 @@ class WorkloadController:
         wl.usage = {}
         wl.checks = {}
         wl.run_token += 1
-        self._release_checks(wl)
+        if self.ac.queues:  # only checks with a capacity hold anything
+            self._release_checks(wl)
 
     def evict(self, wl: SimWorkload, preempted_by: SimWorkload | None = None, reason: str = "",
               backoff: int | None = None) -> None:
@@ -355,6 +360,12 @@ class WorkloadController:
                 self._rehash_holder(wl, True)
             if queued:
                 self._place(wl)
+
+
+def _later_or_same(last: SimWorkload, wl: SimWorkload) -> bool:
+    """reserve_order(last) >= reserve_order(wl), without building the two tuples (once per admission)."""
+    at, wl_at = last.reserved_at or 0, wl.reserved_at or 0
+    return at > wl_at or at == wl_at and last.reserve_seq >= wl.reserve_seq
 
 
 __all__ = ["WorkloadController", "PODS_READY_TIMEOUT", "ADMISSION_CHECK", "REQUEUING_LIMIT_EXCEEDED",

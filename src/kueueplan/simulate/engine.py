@@ -16,6 +16,7 @@ context.SchedulingContext.
 from __future__ import annotations
 
 import heapq
+from operator import itemgetter
 from typing import Any, Callable
 
 from kueueplan.errors import KueueplanError
@@ -89,6 +90,10 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
         self._at: tuple[int, Any] = (0, 0)  # (now, now in seconds) for emit
         self.cycle = 0
         self._timers: list[tuple[int, int, int, str, Any]] = []
+        # The scenario's creations: timers too, but in a list of their own, latest first, that run() merges with the
+        # heap. In the heap, 50,000 of them made every pop of a large run walk a heap of that size, mostly out of the
+        # CPU's caches (the pops were 3.8% of large-jitter's simulation time, 2.1% without them).
+        self._arrivals: list[tuple[int, int, int, str, Any]] = []
         self._flapping = 0  # instants at which flapping was reported (MAX_FLAPPING_INSTANTS)
         # _settle's instant: (its time, the states seen, its first event, the cycles run)
         self._instant: tuple[int, set[Any], int, list[int]] = (-1, set(), 0, [0])
@@ -138,8 +143,13 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
     # ------------------------------------------------------------------ public
 
     def run(self) -> "Simulation":
-        for t in self.scenario.workloads:
-            self._push(t.at, _CREATE, "create", t)
+        # timers numbered first, as if pushed now; sorted by (time, number) (a stable sort by time), latest first
+        arrivals = self._arrivals = [(t.at, _CREATE, seq, "create", t)
+                                     for seq, t in enumerate(self.scenario.workloads, 1)]
+        arrivals.sort(key=itemgetter(0))
+        arrivals.reverse()
+        self._timer_seq += len(arrivals)
+        timers = self._timers
         if self.afs is not None:
             self._push(0, _TIMEOUT, "afssample", None)  # sampling starts at 0 (second edition)
         for e in sorted(self.scenario.events, key=lambda e: e.order):
@@ -147,8 +157,8 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
             self._push(e.at, phase, e.action, e)
         until = self.scenario.until
         total = len(self.scenario.workloads)
-        while self._timers:
-            t = self._timers[0][0]
+        while timers or arrivals:
+            t = arrivals[-1][0] if arrivals and (not timers or arrivals[-1] < timers[0]) else timers[0][0]
             if until is not None and t > until:
                 break
             if until is None and self._only_repeating():
@@ -157,9 +167,14 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
                                      "backoffMaxSeconds, no backoffLimitCount); set `until` to follow it further")
                 break
             self.now = t
-            while self._timers and self._timers[0][0] == t:
-                _, _, _, kind, payload = heapq.heappop(self._timers)
-                self._handle(kind, payload)
+            while True:  # the timers at t, in order: the next creation or the heap's first, whichever is first
+                if arrivals and arrivals[-1][0] == t and (not timers or arrivals[-1] < timers[0]):
+                    timer = arrivals.pop()
+                elif timers and timers[0][0] == t:
+                    timer = heapq.heappop(timers)
+                else:
+                    break
+                self._handle(timer[3], timer[4])
             self._settle()
             if self.progress is not None:
                 self.progress(len(self.workloads), total)
@@ -197,7 +212,7 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
     def _only_repeating(self) -> bool:
         """Only waitForPodsReady timeouts and backoffs at their cap are left: the run would repeat forever."""
         policy = self.config.pods_ready
-        if policy is None or policy.backoff_limit is not None:
+        if policy is None or policy.backoff_limit is not None or self._arrivals:
             return False
         live = 0
         for _, _, _, kind, payload in self._timers:

@@ -99,7 +99,7 @@ class Node:
         node: Node | None = self
         while node is not None:
             used = node.usage.get(fr, 0)
-            ll = node.lending.get(fr)
+            ll = node.lending.get(fr) if node.lending else None  # most nodes have no lending limits
             local_available = 0 if ll is None else max(0, max(0, node.subtree.get(fr, 0) - ll) - used)
             node.usage[fr] = used + val
             if val <= local_available:
@@ -111,12 +111,13 @@ class Node:
         node: Node | None = self
         while node is not None:
             used = node.usage.get(fr, 0)
-            ll = node.lending.get(fr)
+            ll = node.lending.get(fr) if node.lending else None
             stored_in_parent = used if ll is None else used - max(0, node.subtree.get(fr, 0) - ll)
             node.usage[fr] = used - val
             if stored_in_parent <= 0:
                 return
-            val = min(val, stored_in_parent)
+            if stored_in_parent < val:  # min(), without the call
+                val = stored_in_parent
             node = node.parent
 
     def add_usages(self, usage: dict[FR, int]) -> None:
