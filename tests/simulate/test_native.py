@@ -181,14 +181,16 @@ class Wl:
 h = mod._Head.__new__(mod._Head)
 h.wl, h.fr, h.v, h.key, h.plan = Wl(), "cpu", 1, (0,), None  # a head no plan took in: a broken invariant
 try:
-    mod.FittingHeads(Root(), [h]).next_turn(False, None, "no longer fits")
+    group = mod.FittingHeads(Root(), [h])
+    group.look()
+    group.finish("no longer fits")
 except AttributeError as e:
     print(e)
 """
 
 
 def test_a_broken_invariant_raises_in_the_twin_as_in_the_pure_module() -> None:
-    """A typed local holding None (here FittingHeads.next_turn's `plan`) made the twin read through a null struct:
+    """A typed local holding None (here FittingHeads.finish's `plan`) made the twin read through a null struct:
     a segmentation fault (exit -11) that took the process, or a pool's worker, down without a word, where the pure
     module raises AttributeError. setup.py compiles with nonecheck."""
     _twin()
