@@ -29,7 +29,7 @@ cdef class HeadPlans:
 cdef class FittingHeads:
     cdef public object root, heads, lost, key
     cdef public Py_ssize_t at
-    cdef public bint took, ordered, exact
+    cdef public bint looked, ordered, exact
     cpdef look(self)
     @cython.locals(h=_Head, heads=list, lost=list, subtree=dict, usage=dict, i=Py_ssize_t, at=Py_ssize_t)
     cpdef Py_ssize_t _least_fit(self) except -2

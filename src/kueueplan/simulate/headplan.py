@@ -692,9 +692,9 @@ class FittingHeads:
     The heads are not sorted up front: the cohort's free quota only goes down while no victim is claimed (the
     cycle adds usage; victims leave after it), so a head that does not fit at a look would lose its turn whenever
     it came. The first look needs only the least key among the heads that fit (its turn usually takes the
-    cohort's room, and every other head loses); after a turn, the heads left are put in key order."""
+    cohort's room, and every other head loses); later looks put the heads left in key order."""
 
-    __slots__ = ("root", "heads", "lost", "key", "at", "took", "ordered", "exact")
+    __slots__ = ("root", "heads", "lost", "key", "at", "looked", "ordered", "exact")
 
     def __init__(self, root: Node, heads: list[_Head]) -> None:
         self.root = root
@@ -704,7 +704,7 @@ class FittingHeads:
         # quota only goes down, so it is a lower bound later; None: no turn left; () before the first look
         self.key: tuple | None = ()
         self.at = -1  # the index in heads of the next turn's head, as of the last look
-        self.took = False  # a head took its turn
+        self.looked = False  # later looks order the heads left: their cost stays O(n log n) however many there are
         self.ordered = False
         self.exact = False  # a victim is claimed in the cohort: every later head takes its turn as an entry
 
@@ -720,8 +720,8 @@ class FittingHeads:
         self.key = self.heads[self.at].key if self.at >= 0 else None
 
     def _least_fit(self) -> int:
-        """Heads in no order: those that do not fit are lost; the index of the least key among the others (the
-        first look: nothing else is needed if its turn takes the cohort's room), or -1."""
+        """Heads in no order: those that do not fit are lost; the index of the least key among the others, or -1
+        (the first look: nothing else is needed when its turn takes the cohort's room, as it mostly does)."""
         root = self.root
         subtree, usage = root.subtree, root.usage
         lost = self.lost
@@ -731,16 +731,17 @@ class FittingHeads:
         for h in self.heads:
             if h.fr is not fr:  # an identical resource has the same room (_Head.fr is interned)
                 fr = h.fr
-                room = subtree.get(fr, 0) - usage.get(fr, 0)
-            if h.v <= (room if room > 0 else 0):
+                room = max(subtree.get(fr, 0) - usage.get(fr, 0), 0)
+            if h.v <= room:
                 heads.append(h)
             else:
                 lost.append(h)
         self.heads = heads
-        if self.took:  # a later look: the heads left go in key order
+        if self.looked:  # a later look: the heads left go in key order
             heads.sort(key=_KEY)
             self.ordered = True
             return 0 if heads else -1
+        self.looked = True
         at = -1
         key: tuple = ()
         for i, h in enumerate(heads):
@@ -759,8 +760,8 @@ class FittingHeads:
         for h in heads:
             if h.fr is not fr:
                 fr = h.fr
-                room = subtree.get(fr, 0) - usage.get(fr, 0)
-            if h.v <= (room if room > 0 else 0):
+                room = max(subtree.get(fr, 0) - usage.get(fr, 0), 0)
+            if h.v <= room:
                 break
             lost.append(h)
             n += 1
@@ -773,10 +774,9 @@ class FittingHeads:
         h = heads[at]
         if self.ordered:  # at is 0
             del heads[0]
-        else:  # the first turn: the heads left are ordered at the next look (their keys are above h's)
+        else:  # after the first look: the heads left are ordered at the next (their keys are above h's)
             heads[at] = heads[-1]
             heads.pop()
-            self.took = True
         self.key = None if not heads else heads[0].key if self.ordered else h.key
         self.at = -1
         return h
