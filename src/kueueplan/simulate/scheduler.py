@@ -254,22 +254,18 @@ def _group_turns(groups: list[Any], heap: list[tuple], looked: int, claimed: "_C
     while heap and (before is None or heap[0][0] < before):
         _, n, at = heap[0]
         g = groups[n]
-        if at != looked:  # its key may be out of date: look again (it can only go up)
-            g.look()
-            if g.key is None:
-                heapq.heappop(heap)
-            else:
-                heapq.heapreplace(heap, (g.key, n, looked))
-            continue
-        h = g.take()
+        if at == looked:  # its look stands: its head takes the turn
+            h = g.take()
+            count = len(claimed)
+            yield h.key, h.plan, h, h.height
+            if len(claimed) != count:  # its own turn may claim victims (a scan that resumes)
+                _claims(groups, heap, claimed, h.key)
+                continue
+        g.look()  # (again) as its cohort's quota stands now: its key can only go up
         if g.key is None:
             heapq.heappop(heap)
         else:
-            heapq.heapreplace(heap, (g.key, n, -1))
-        count = len(claimed)
-        yield h.key, h.plan, h, h.height
-        if len(claimed) != count:  # its own turn may claim victims (a scan that resumes)
-            _claims(groups, heap, claimed, h.key)
+            heapq.heapreplace(heap, (g.key, n, looked))
 
 
 def _claims(groups: list[Any], heap: list[tuple], claimed: "_Claimed", after: tuple) -> None:
