@@ -243,7 +243,8 @@ def _in_turn(sim: Simulation, ordered: list[Any], groups: list[Any], claimed: "_
             _claims(groups, heap, claimed, key)
     yield from _group_turns(groups, heap, len(ordered), claimed, None)
     for g in groups:
-        g.finish(NO_LONGER_FITS)
+        if g.lost:
+            g.finish(NO_LONGER_FITS)
 
 
 def _group_turns(groups: list[Any], heap: list[tuple], looked: int, claimed: "_Claimed",
