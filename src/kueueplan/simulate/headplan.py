@@ -728,16 +728,21 @@ class FittingHeads:
         fr: FR | None = None
         room = 0
         heads = []
+        total = 0  # what the heads that fit ask for in all, while they ask for one resource (mixed: more)
+        mixed = False
         for h in self.heads:
             if h.fr is not fr:  # an identical resource has the same room (_Head.fr is interned)
+                mixed = mixed or fr is not None
                 fr = h.fr
                 room = max(subtree.get(fr, 0) - usage.get(fr, 0), 0)
             if h.v <= room:
                 heads.append(h)
+                total += h.v
             else:
                 lost.append(h)
         self.heads = heads
-        if self.looked:  # a later look: the heads left go in key order
+        # a later look, or one where all of them fit together (they all take their turns): the heads go in key order
+        if self.looked or (not mixed and total <= room):
             heads.sort(key=_KEY)
             self.ordered = True
             return 0 if heads else -1
