@@ -31,7 +31,7 @@ cdef class FittingHeads:
     cdef public Py_ssize_t at
     cdef public bint looked, ordered, exact
     cpdef look(self)
-    @cython.locals(h=_Head, heads=list, lost=list, subtree=dict, usage=dict, i=Py_ssize_t, at=Py_ssize_t, mixed=bint)
+    @cython.locals(h=_Head, heads=list, lost=list, subtree=dict, usage=dict, i=Py_ssize_t, at=Py_ssize_t, mixed=bint, total=double)
     cpdef Py_ssize_t _least_fit(self) except -2
     @cython.locals(h=_Head, heads=list, lost=list, subtree=dict, usage=dict, n=Py_ssize_t)
     cpdef Py_ssize_t _first_fit(self) except -2

@@ -728,7 +728,7 @@ class FittingHeads:
         fr: FR | None = None
         room = 0
         heads = []
-        total = 0  # what the heads that fit ask for in all, while they ask for one resource (mixed: more)
+        total = 0.0  # what the heads that fit ask for in all (a float: it only chooses how to order), one resource
         mixed = False
         for h in self.heads:
             if h.fr is not fr:  # an identical resource has the same room (_Head.fr is interned)
