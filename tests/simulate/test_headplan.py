@@ -66,16 +66,18 @@ class _Taken:
         mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
         nominate, admit, materialize = (headplan.HeadPlans.nominate, headplan.HeadPlan.admit_head,
                                         headplan.HeadPlan.materialize)
-        next_turn = headplan.FittingHeads.next_turn
+        finish, claimed = headplan.FittingHeads.finish, headplan.FittingHeads.claimed
 
-        def counted_turn(group: Any, claims: bool, before: Any, message: str) -> Any:
-            exact, i = group.exact, group.i
-            h = next_turn(group, claims, before, message)
-            self.n["lost their fit"] += group.i - i
-            self.n["in turn after a claim"] += group.exact and not exact
-            return h
+        def counted_finish(group: Any, message: str) -> None:
+            self.n["lost their fit"] += len(group.lost)
+            finish(group, message)
 
-        mp.setattr(headplan.FittingHeads, "next_turn", counted_turn)
+        def counted_claimed(group: Any, after: Any) -> None:
+            self.n["in turn after a claim"] += 1
+            claimed(group, after)
+
+        mp.setattr(headplan.FittingHeads, "finish", counted_finish)
+        mp.setattr(headplan.FittingHeads, "claimed", counted_claimed)
 
         def counted_nominate(plans: Any, cycle: int) -> Any:
             got = nominate(plans, cycle)

@@ -192,14 +192,14 @@ class Root:  # a cohort with nothing free
 group = mod.FittingHeads(Root(), [])
 group.heads = [None]  # a head that is not one: a broken invariant
 try:
-    group.next_turn(False, None, "no longer fits")
+    group.look()
 except AttributeError as e:
     print(e)
 """
 
 
 def test_a_broken_invariant_raises_in_the_twin_as_in_the_pure_module() -> None:
-    """A typed local holding None (here FittingHeads.next_turn's `h`) made the twin read through a null struct:
+    """A typed local holding None (here FittingHeads._least_fit's `h`) made the twin read through a null struct:
     a segmentation fault (exit -11) that took the process, or a pool's worker, down without a word, where the pure
     module raises AttributeError. setup.py compiles with nonecheck."""
     _twin()

@@ -147,15 +147,16 @@ class _Paths:
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
         self.n = {"lost their turn": 0, "one by one after a claim": 0, "taken in": 0, "new top": 0}
         pure_head_plans(mp)
-        next_turn, pushed, new_top = (headplan.FittingHeads.next_turn, headplan.HeadPlan.pushed,
-                                      headplan.HeadPlan._new_top)
+        finish, claimed, pushed, new_top = (headplan.FittingHeads.finish, headplan.FittingHeads.claimed,
+                                            headplan.HeadPlan.pushed, headplan.HeadPlan._new_top)
 
-        def counted_turn(group: Any, *args: Any) -> Any:
-            i, exact = group.i, group.exact
-            h = next_turn(group, *args)
-            self.n["lost their turn"] += group.i - i
-            self.n["one by one after a claim"] += group.exact and not exact
-            return h
+        def counted_finish(group: Any, message: str) -> None:
+            self.n["lost their turn"] += len(group.lost)
+            finish(group, message)
+
+        def counted_claimed(group: Any, after: Any) -> None:
+            self.n["one by one after a claim"] += 1
+            claimed(group, after)
 
         def counted_pushed(plan: Any, *args: Any) -> bool:
             took = pushed(plan, *args)
@@ -167,7 +168,8 @@ class _Paths:
             self.n["new top"] += took
             return took
 
-        mp.setattr(headplan.FittingHeads, "next_turn", counted_turn)
+        mp.setattr(headplan.FittingHeads, "finish", counted_finish)
+        mp.setattr(headplan.FittingHeads, "claimed", counted_claimed)
         mp.setattr(headplan.HeadPlan, "pushed", counted_pushed)
         mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
 
@@ -195,7 +197,7 @@ def test_random_busy_cohorts_same_run_with_and_without_plans(data: dict[str, Any
 
 def test_a_head_that_lost_its_turn_shows_the_usual_paths_message(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shrunk from a generated input: at t=7s a plain queue's fitting head (default/w10-6) loses its turn to an
-    earlier entry and the instant ends there, so the message FittingHeads.next_turn writes on a head that loses
+    earlier entry and the instant ends there, so the message FittingHeads.finish writes on a head that loses
     its turn is the one the run ends with. No other test saw that message: without it the head kept its deferred
     quota message and every other test still passed."""
     data = yaml.safe_load((Path(__file__).parent / "data" / "session7-lost-turn-message.yaml").read_text())

@@ -36,8 +36,17 @@ cdef class HeadPlans:
     cpdef nominate(self, long cycle)
 
 cdef class FittingHeads:
-    cdef public object root, heads
-    cdef public Py_ssize_t i
-    cdef public bint exact
-    @cython.locals(heads=list, i=Py_ssize_t, n=Py_ssize_t, h=_Head)
-    cpdef next_turn(self, bint claims, object before, object message)
+    cdef public object root, heads, lost, key
+    cdef public Py_ssize_t at
+    cdef public bint looked, ordered, exact
+    cpdef look(self)
+    @cython.locals(h=_Head, heads=list, lost=list, subtree=dict, usage=dict, i=Py_ssize_t, at=Py_ssize_t, mixed=bint, total=double)
+    cpdef Py_ssize_t _least_fit(self) except -2
+    @cython.locals(h=_Head, heads=list, lost=list, subtree=dict, usage=dict, n=Py_ssize_t)
+    cpdef Py_ssize_t _first_fit(self) except -2
+    @cython.locals(heads=list, at=Py_ssize_t)
+    cpdef take(self)
+    @cython.locals(lost=list, heads=list, h=_Head)
+    cpdef claimed(self, object after)
+    @cython.locals(h=_Head)
+    cpdef finish(self, object message)

@@ -701,49 +701,131 @@ def _clip(x: float) -> int:
 
 
 class FittingHeads:
-    """A cohort's live heads of one resource each that fit the cycle's snapshot, in key order, to take their
-    turns among the cycle's entries without an Entry each: on a busy cohort most lose their fit to an earlier
-    entry. While no victim is claimed in the cohort, a head whose turn comes when it asks for more than the
-    cohort has free surely loses (_Claimed.fits_flat would fail it) and stays as it was, here; once a victim is
-    claimed in the cohort, every later head takes its turn as an entry."""
+    """A cohort's live heads of one resource each that fit the cycle's snapshot, to take their turns among the
+    cycle's entries in key order without an Entry each: on a busy cohort most lose their fit to an earlier entry.
+    While no victim is claimed in the cohort, a head whose turn comes when it asks for more than the cohort has
+    free surely loses (_Claimed.fits_flat would fail it) and stays as it was; once a victim is claimed in the
+    cohort, every later head takes its turn as an entry (scheduler._in_turn tells the group: `claimed`).
 
-    __slots__ = ("root", "heads", "i", "exact")
+    The heads are not sorted up front: the cohort's free quota only goes down while no victim is claimed (the
+    cycle adds usage; victims leave after it), so a head that does not fit at a look would lose its turn whenever
+    it came. The first look needs only the least key among the heads that fit (its turn usually takes the
+    cohort's room, and every other head loses); later looks put the heads left in key order."""
+
+    __slots__ = ("root", "heads", "lost", "key", "at", "looked", "ordered", "exact")
 
     def __init__(self, root: Node, heads: list[_Head]) -> None:
-        heads.sort(key=_KEY)
         self.root = root
-        self.heads = heads
-        self.i = 0  # heads[i] is the next whose turn comes
+        self.heads = heads  # those that fitted at the last look (in key order once `ordered`)
+        self.lost: list[_Head] = []  # those that did not: they lose their turns (`finish`)
+        # the key of the next turn as of the last look (scheduler._in_turn's heap of groups): the cohort's free
+        # quota only goes down, so it is a lower bound later; None: no turn left; () before the first look
+        self.key: tuple | None = ()
+        self.at = -1  # the index in heads of the next turn's head, as of the last look
+        self.looked = False  # later looks order the heads left: their cost stays O(n log n) however many there are
+        self.ordered = False
         self.exact = False  # a victim is claimed in the cohort: every later head takes its turn as an entry
 
-    def next_turn(self, claims: bool, before: tuple | None, message: str) -> _Head | None:
-        """The next head to take its turn before the sort key `before` (None: the end), left in place (the caller
-        moves `i` past it), or None; the heads whose turns come first and that lose them are passed, with
-        `message`. `claims`: whether a victim is claimed in the cohort by now."""
-        heads, i = self.heads, self.i
-        n = len(heads)
-        self.exact = self.exact or claims
+    def look(self) -> None:
+        """The next turn as the cohort's free quota stands (`key`, `at`): the head of least key among those that
+        still fit it; the others are lost."""
         if self.exact:
-            return heads[i] if i < n and (before is None or heads[i].key < before) else None
+            self.at = 0 if self.heads else -1
+        elif self.ordered:
+            self.at = self._first_fit()
+        else:
+            self.at = self._least_fit()
+        self.key = self.heads[self.at].key if self.at >= 0 else None
+
+    def _least_fit(self) -> int:
+        """Heads in no order: those that do not fit are lost; the index of the least key among the others, or -1
+        (the first look: nothing else is needed when its turn takes the cohort's room, as it mostly does)."""
         root = self.root
-        room_fr: FR | None = None
+        subtree, usage = root.subtree, root.usage
+        lost = self.lost
+        fr: FR | None = None
         room = 0
-        while i < n:
-            h = heads[i]
-            if before is not None and h.key > before:
-                break
-            if h.fr != room_fr:  # the cohort's free quota stays put until a head or entry takes its turn
-                room_fr = h.fr
-                room = root.subtree.get(room_fr, 0) - root.usage.get(room_fr, 0)
-                room = room if room > 0 else 0
+        heads = []
+        total = 0.0  # what the heads that fit ask for in all (a float: it only chooses how to order), one resource
+        mixed = False
+        for h in self.heads:
+            if h.fr is not fr:  # an identical resource has the same room (_Head.fr is interned)
+                mixed = mixed or fr is not None
+                fr = h.fr
+                room = max(subtree.get(fr, 0) - usage.get(fr, 0), 0)
             if h.v <= room:
-                self.i = i
-                return h
-            h.wl.message = message
-            h.rec_usage = None  # the head at its plan's pos (its live head)
-            i += 1
-        self.i = i
-        return None
+                heads.append(h)
+                total += h.v
+            else:
+                lost.append(h)
+        self.heads = heads
+        # a later look, or one where all of them fit together (they all take their turns): the heads go in key order
+        if self.looked or (not mixed and total <= room):
+            heads.sort(key=_KEY)
+            self.ordered = True
+            return 0 if heads else -1
+        self.looked = True
+        at = -1
+        key: tuple = ()
+        for i, h in enumerate(heads):
+            if at < 0 or h.key < key:
+                at, key = i, h.key
+        return at
+
+    def _first_fit(self) -> int:
+        """A later look, heads in key order: those before the first that fits are lost; 0, or -1 if none fits."""
+        root = self.root
+        subtree, usage = root.subtree, root.usage
+        heads, lost = self.heads, self.lost
+        fr: FR | None = None
+        room = 0
+        n = 0
+        for h in heads:
+            if h.fr is not fr:
+                fr = h.fr
+                room = max(subtree.get(fr, 0) - usage.get(fr, 0), 0)
+            if h.v <= room:
+                break
+            lost.append(h)
+            n += 1
+        del heads[:n]
+        return 0 if heads else -1
+
+    def take(self) -> _Head:
+        """The head of the last look's turn, taken out; `key` is then a lower bound of the next turn's."""
+        heads, at = self.heads, self.at
+        h = heads[at]
+        if self.ordered:  # at is 0
+            del heads[0]
+        else:  # after the first look: the heads left are ordered at the next (their keys are above h's)
+            heads[at] = heads[-1]
+            heads.pop()
+        self.key = None if not heads else heads[0].key if self.ordered else h.key
+        self.at = -1
+        return h
+
+    def claimed(self, after: tuple) -> None:
+        """A victim was claimed in the cohort at the turn of key `after`: the heads that lost their turns before
+        it stay lost; every other takes its turn, in key order, as an entry."""
+        lost = self.lost
+        self.lost = [h for h in lost if h.key < after]
+        # those that still fit have keys above `after`: else their group's turn would have come before it
+        heads = self.heads + [h for h in lost if h.key > after]
+        heads.sort(key=_KEY)
+        self.heads = heads
+        self.ordered = self.exact = True
+        self.at = 0 if heads else -1
+        self.key = heads[0].key if heads else None
+
+    def finish(self, message: str) -> None:
+        """The end of the cycle's turns: the heads that lost theirs stay as they were, with `message`."""
+        for h in self.lost:
+            wl = h.wl
+            if wl.message is not message:
+                wl.message = message
+            if h.rec_usage is not None:  # a quota message deferred from an earlier cycle is not shown
+                h.rec_usage = None
+        self.lost = []
 
 
 __all__ = ["FittingHeads", "HeadPlan", "HeadPlans"]

@@ -228,32 +228,55 @@ def _ordered(sim: Simulation, entries: list[Entry], fitting: list[tuple[tuple, A
 
 def _in_turn(sim: Simulation, ordered: list[Any], groups: list[Any], claimed: "_Claimed") -> Iterator[Any]:
     """`ordered` with the heads of `groups` (headplan.FittingHeads) in their turns: those that take it as a
-    tuple of _plan_entries."""
+    tuple of _plan_entries; the others lose theirs (FittingHeads.finish). One heap holds the groups by the key of
+    their next turn as of their last look: a look is made again only when that key comes up after an entry was
+    processed (the cohort's free quota may have gone down since), so a group whose turn is not near costs
+    nothing per entry."""
     sort_key = Entry.sort_key if sim.config.priority_sorting else Entry.fifo_key
-    for item in ordered:
-        yield from _group_turns(groups, claimed, item[0] if type(item) is tuple else sort_key(item))
+    heap = [(g.key, n, -1) for n, g in enumerate(groups)]  # (key, group, the entry count it was looked at)
+    for looked, item in enumerate(ordered):
+        key = item[0] if type(item) is tuple else sort_key(item)
+        yield from _group_turns(groups, heap, looked, claimed, key)
+        count = len(claimed)
         yield item
-    yield from _group_turns(groups, claimed, None)
+        if len(claimed) != count:
+            _claims(groups, heap, claimed, key)
+    yield from _group_turns(groups, heap, len(ordered), claimed, None)
+    for g in groups:
+        if g.lost:
+            g.finish(NO_LONGER_FITS)
 
 
-def _group_turns(groups: list[Any], claimed: "_Claimed", before: tuple | None) -> Iterator[tuple]:
+def _group_turns(groups: list[Any], heap: list[tuple], looked: int, claimed: "_Claimed",
+                 before: tuple | None) -> Iterator[tuple]:
     """The turns of the groups' heads that come before the sort key `before` (None: the end), in key order:
-    those that take them, as tuples of _plan_entries (FittingHeads.next_turn passes the others). A head's
-    turn changes only its own cohort's quota (it claims no victims), so the other groups' next heads stand."""
-    nxt = []
-    for n, g in enumerate(groups):
-        h = g.next_turn(g.root in claimed.by_root, before, NO_LONGER_FITS)
-        if h is not None:
-            nxt.append((h.key, n, h))
-    heapq.heapify(nxt)
-    while nxt:
-        _, n, h = heapq.heappop(nxt)
+    as tuples of _plan_entries. `looked`: the number of entries processed so far (a look made since stands: a
+    head's turn changes only its own cohort's quota, as it claims no victims, so other groups' looks stand)."""
+    while heap and (before is None or heap[0][0] < before):
+        _, n, at = heap[0]
         g = groups[n]
-        g.i += 1
-        yield h.key, h.plan, h, h.height
-        h = g.next_turn(g.root in claimed.by_root, before, NO_LONGER_FITS)
-        if h is not None:
-            heapq.heappush(nxt, (h.key, n, h))
+        if at == looked:  # its look stands: its head takes the turn
+            h = g.take()
+            count = len(claimed)
+            yield h.key, h.plan, h, h.height
+            if len(claimed) != count:  # its own turn may claim victims (a scan that resumes)
+                _claims(groups, heap, claimed, h.key)
+                continue
+        g.look()  # (again) as its cohort's quota stands now: its key can only go up
+        if g.key is None:
+            heapq.heappop(heap)
+        else:
+            heapq.heapreplace(heap, (g.key, n, looked))
+
+
+def _claims(groups: list[Any], heap: list[tuple], claimed: "_Claimed", after: tuple) -> None:
+    """Victims were claimed at the turn of key `after`: the groups of their cohorts take their later turns as
+    entries, one by one (FittingHeads.claimed)."""
+    for g in groups:
+        if not g.exact and g.root in claimed.by_root:
+            g.claimed(after)
+    heap[:] = [(g.key, n, -1) for n, g in enumerate(groups) if g.key is not None]
+    heapq.heapify(heap)
 
 
 def _plain_request(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | None:
