@@ -475,8 +475,8 @@ class HeadPlans:
 
     def terms_for(self, name: str, members: int, n: int) -> tuple[list[int], list[int]]:
         """The signature terms of a queue with `members` workloads and 0, 1, ... parked buckets (HeadPlan._terms),
-        at least n of them, and their steps (one more parked bucket: terms[k + 1] - terms[k], modulo 2**64), remembered: a queue's
-        member count goes up and down over the same few values. Only ever extended."""
+        at least n of them, and their steps (one more parked bucket: terms[k + 1] - terms[k], modulo 2**64),
+        remembered: a queue's member count goes up and down over the same few values. Only ever extended."""
         key = (name, members)
         got = self._term_lists.get(key)
         if got is None:
