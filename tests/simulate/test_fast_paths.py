@@ -39,6 +39,41 @@ def pure_head_plans(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(engine, "HeadPlans", headplan.HeadPlans)
 
 
+PLAN_PATHS = ("lost their turn", "in turn after a claim", "taken in", "new top")
+
+
+def count_plan_paths(mp: pytest.MonkeyPatch, n: dict[str, int]) -> None:
+    """Counts into n (keys PLAN_PATHS) the pure plans' paths: fitting heads that lost their turns, groups whose later
+    heads took their turns one by one after a claim, and pushed workloads a plan took in (and those that became a
+    bucket's new head)."""
+    pure_head_plans(mp)
+    finish, claimed = headplan.FittingHeads.finish, headplan.FittingHeads.claimed
+    pushed, new_top = headplan.HeadPlan.pushed, headplan.HeadPlan._new_top
+
+    def counted_finish(group: Any, message: str) -> None:
+        n["lost their turn"] += len(group.lost)  # finish empties it
+        finish(group, message)
+
+    def counted_claimed(group: Any, after: Any) -> None:
+        n["in turn after a claim"] += 1
+        claimed(group, after)
+
+    def counted_pushed(plan: Any, *args: Any) -> bool:
+        took = pushed(plan, *args)
+        n["taken in"] += took
+        return took
+
+    def counted_new_top(plan: Any, *args: Any) -> bool:
+        took = new_top(plan, *args)
+        n["new top"] += took
+        return took
+
+    mp.setattr(headplan.FittingHeads, "finish", counted_finish)
+    mp.setattr(headplan.FittingHeads, "claimed", counted_claimed)
+    mp.setattr(headplan.HeadPlan, "pushed", counted_pushed)
+    mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
+
+
 class _Shortcuts:
     """Counts the shortcuts taken, or switches them off."""
 

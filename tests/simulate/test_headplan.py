@@ -20,7 +20,7 @@ from kueueplan.simulate import engine, headplan, scheduler
 from kueueplan.simulate.engine import simulate
 from kueueplan.simulate.result import result_json
 from kueueplan.simulate.scenario import scenario_from_dict
-from tests.simulate.test_fast_paths import CLASSES, _perf_shape, pure_head_plans
+from tests.simulate.test_fast_paths import CLASSES, PLAN_PATHS, _perf_shape, count_plan_paths
 from tests.simulate.test_properties import busy_cohorts, scenarios
 
 V2 = "kueue.x-k8s.io/v1beta2"
@@ -42,42 +42,14 @@ def _run(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, plans: bool, wri
 
 
 class _Taken:
-    """Counts the plans' paths: heads parked by arithmetic, admissions through a plan, write-backs, fitting heads
-    that lost their fit at their turn, cohorts whose fitting heads each took their turn after a victim was claimed
-    in the cohort, and workloads a plan took in (behind a head, as a new bucket's head, as a bucket's new head)."""
+    """Counts the plans' paths: heads parked by arithmetic, admissions through a plan, write-backs, and those of
+    test_fast_paths.count_plan_paths."""
 
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
-        self.n = {"parked": 0, "admitted": 0, "materialized": 0, "lost their fit": 0, "in turn after a claim": 0,
-                  "taken in": 0, "new top": 0}
-        pure_head_plans(mp)
-        pushed, new_top = headplan.HeadPlan.pushed, headplan.HeadPlan._new_top
-
-        def counted_pushed(plan: Any, wl: Any, bucket_key: Any, bucket: Any) -> bool:
-            took = pushed(plan, wl, bucket_key, bucket)
-            self.n["taken in"] += took
-            return took
-
-        def counted_new_top(plan: Any, i: int, top: Any) -> bool:
-            took = new_top(plan, i, top)
-            self.n["new top"] += took
-            return took
-
-        mp.setattr(headplan.HeadPlan, "pushed", counted_pushed)
-        mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
+        self.n = {"parked": 0, "admitted": 0, "materialized": 0, **dict.fromkeys(PLAN_PATHS, 0)}
+        count_plan_paths(mp, self.n)
         nominate, admit, materialize = (headplan.HeadPlans.nominate, headplan.HeadPlan.admit_head,
                                         headplan.HeadPlan.materialize)
-        finish, claimed = headplan.FittingHeads.finish, headplan.FittingHeads.claimed
-
-        def counted_finish(group: Any, message: str) -> None:
-            self.n["lost their fit"] += len(group.lost)
-            finish(group, message)
-
-        def counted_claimed(group: Any, after: Any) -> None:
-            self.n["in turn after a claim"] += 1
-            claimed(group, after)
-
-        mp.setattr(headplan.FittingHeads, "finish", counted_finish)
-        mp.setattr(headplan.FittingHeads, "claimed", counted_claimed)
 
         def counted_nominate(plans: Any, cycle: int) -> Any:
             got = nominate(plans, cycle)

@@ -24,9 +24,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kueueplan.simulate import headplan
 from kueueplan.simulate.scheduler import NO_LONGER_FITS
-from tests.simulate.test_fast_paths import pure_head_plans
+from tests.simulate.test_fast_paths import PLAN_PATHS, count_plan_paths
 from tests.simulate.test_headplan import _run
 
 V2 = "kueue.x-k8s.io/v1beta2"
@@ -140,46 +139,13 @@ def _assert_same(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     assert _run(data, monkeypatch, True, write_back=True) == usual
 
 
-class _Paths:
-    """Counts heads that lost their turn, groups switched to one by one by a claim, and pushed workloads a
-    plan took in (and those that became a bucket's new head)."""
-
-    def __init__(self, mp: pytest.MonkeyPatch) -> None:
-        self.n = {"lost their turn": 0, "one by one after a claim": 0, "taken in": 0, "new top": 0}
-        pure_head_plans(mp)
-        finish, claimed, pushed, new_top = (headplan.FittingHeads.finish, headplan.FittingHeads.claimed,
-                                            headplan.HeadPlan.pushed, headplan.HeadPlan._new_top)
-
-        def counted_finish(group: Any, message: str) -> None:
-            self.n["lost their turn"] += len(group.lost)
-            finish(group, message)
-
-        def counted_claimed(group: Any, after: Any) -> None:
-            self.n["one by one after a claim"] += 1
-            claimed(group, after)
-
-        def counted_pushed(plan: Any, *args: Any) -> bool:
-            took = pushed(plan, *args)
-            self.n["taken in"] += took
-            return took
-
-        def counted_new_top(plan: Any, *args: Any) -> bool:
-            took = new_top(plan, *args)
-            self.n["new top"] += took
-            return took
-
-        mp.setattr(headplan.FittingHeads, "finish", counted_finish)
-        mp.setattr(headplan.FittingHeads, "claimed", counted_claimed)
-        mp.setattr(headplan.HeadPlan, "pushed", counted_pushed)
-        mp.setattr(headplan.HeadPlan, "_new_top", counted_new_top)
-
-
 def test_seeded_busy_cohorts_same_run_and_every_new_path_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as mp:
-        paths = _Paths(mp)
+        paths = dict.fromkeys(PLAN_PATHS, 0)
+        count_plan_paths(mp, paths)
         for seed in range(25):
             _assert_same(busy_plain_cohort(random.Random(seed)), monkeypatch)
-    assert all(n > 0 for n in paths.n.values()), paths.n
+    assert all(n > 0 for n in paths.values()), paths
 
 
 @st.composite
@@ -202,9 +168,10 @@ def test_a_head_that_lost_its_turn_shows_the_usual_paths_message(monkeypatch: py
     quota message and every other test still passed."""
     data = yaml.safe_load((Path(__file__).parent / "data" / "session7-lost-turn-message.yaml").read_text())
     with monkeypatch.context() as mp:
-        paths = _Paths(mp)
+        paths = dict.fromkeys(PLAN_PATHS, 0)
+        count_plan_paths(mp, paths)
         _assert_same(data, monkeypatch)
-    assert paths.n["lost their turn"] > 0, paths.n
+    assert paths["lost their turn"] > 0, paths
     usual = _run(data, monkeypatch, False)
     # the input covers that message only while the usual path ends the run with it
     assert {w["name"]: w["message"] for w in usual["workloads"]}["default/w10-6"] == NO_LONGER_FITS
