@@ -49,6 +49,11 @@ _KEY = attrgetter("key")  # _Head.key
 _Record = tuple[dict[FR, int], dict[FR, int] | None]  # copies of the ClusterQueue's and its cohort's usage
 
 
+def _clip(x: float) -> int:
+    """A threshold (an int or ±inf) as nominate's C comparison takes it: within [_LO, _HI]."""
+    return _LO if x <= _LO else _HI if x >= _HI else int(x)
+
+
 def signature_term(value: Any) -> int:
     """hash(value) through splitmix64's finalizer, for the order-free sums of the engine's state signature
     (engine._signature; a HeadPlan's terms). A tuple's hash is nearly additive in its last item, so without it
@@ -696,10 +701,6 @@ class HeadPlans:
         return any_head, parked, live, groups
 
 
-def _clip(x: float) -> int:
-    return _LO if x <= _LO else _HI if x >= _HI else int(x)
-
-
 class FittingHeads:
     """A cohort's live heads of one resource each that fit the cycle's snapshot, to take their turns among the
     cycle's entries in key order without an Entry each: on a busy cohort most lose their fit to an earlier entry.
@@ -823,8 +824,7 @@ class FittingHeads:
             wl = h.wl
             if wl.message is not message:
                 wl.message = message
-            if h.rec_usage is not None:  # a quota message deferred from an earlier cycle is not shown
-                h.rec_usage = None
+            h.rec_usage = None  # a quota message deferred from an earlier cycle is not shown
         self.lost = []
 
 
