@@ -40,18 +40,6 @@ def test_state_at_a_moment(tmp_path: Path) -> None:
     assert "$ kubectl get clusterqueues" in text and "RESERVED IN" in text
 
 
-def test_json_output_is_the_same_object_one_entry_per_line(tmp_path: Path) -> None:
-    from kueueplan.simulate.result import dumps
-
-    path = write(tmp_path, scenario(workloads=[{"at": "0s", "runFor": "10m", "count": 3, "manifest": JOB}]))
-    out = CliRunner().invoke(main, ["simulate", str(path), "-o", "json"])
-    result = json.loads(out.stdout)
-    assert dumps(result) == out.stdout.rstrip("\n")
-    lines = out.stdout.splitlines()
-    assert sum(1 for line in lines if line.startswith('    {"name": "team-a/train-')) == 3  # one line per workload
-    assert json.loads(dumps({"a": [], "b": [{"x": "}, {\n"}], "c": None})) == {"a": [], "b": [{"x": "}, {\n"}], "c": None}
-
-
 def test_a_bad_at_names_the_at_option() -> None:
     """`--at 5x` said "--until: '5x' is not a duration": the option the user did not pass."""
     result = CliRunner().invoke(main, ["simulate", str(REPO / "examples" / "rayjob-priority" / "scenario.yaml"),

@@ -152,7 +152,8 @@ def simulate(path: str, fmt: str, env: str | None, kueue_version: str | None, un
         stop()
     result = result_json(sim)
     if fmt == "json":
-        write_json(result, sys.stdout.write)
+        sys.stdout.flush()  # the text layer's, before bytes go under it
+        write_json(result, sys.stdout.buffer.write)
     elif fmt == "markdown":
         click.echo(report.markdown(sim, result))
     else:

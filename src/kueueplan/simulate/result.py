@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+import json
+from typing import Any, Callable
+
+import orjson
 
 from kueueplan.simulate.engine import Simulation, ms_to_seconds
 from kueueplan.simulate.heap import without_cycle_collector
@@ -131,52 +134,28 @@ def _failures(sim: Simulation) -> list[list[str]]:
     return results
 
 
-def _entry_encoder() -> Callable[[Any], str]:
-    """JSONEncoder(separators=(", ", ": ")).encode, with its C encoder made once instead of once per entry
-    (that set-up was half the cost of writing 300,000 events). Same text: the same C encoder and float repr."""
-    import json
-    from json import encoder
-
-    make = encoder.c_make_encoder
-    if make is None:  # pragma: no cover - CPython always has the C encoder
-        return json.JSONEncoder(ensure_ascii=True, separators=(", ", ": ")).encode
-    # markers=None skips the circular-reference check: a result is a tree of plain values
-    iterencode = make(None, json.JSONEncoder().default, encoder.encode_basestring_ascii, None, ": ", ", ", False,
-                      False, True)
-    return lambda value: "".join(iterencode(value, 0))
-
-
 def dumps(result: dict[str, Any]) -> str:
-    """The result as indented JSON, one workload or event per line: the same object as `json.dumps(indent=2)`,
-    ten times faster on large runs (CPython's indenting encoder is pure Python; this one uses the C encoder for
-    each entry) and easier to grep."""
-    return "\n".join(_lines(result))
+    """The result as `json.dumps(result, indent=2)` lays it out, made by orjson: CPython's indenting encoder is pure
+    Python (seconds for the 60 MB of a 50,000-workload run; orjson takes 0.3 s). Numbers are the same; orjson writes a
+    float below 1e-4 positionally (0.00001 for repr's 1e-05)."""
+    return _encode(result).decode("ascii")
 
 
-def write_json(result: dict[str, Any], write: Callable[[str], Any]) -> None:
-    """dumps(result) and a newline, handed to `write` a block at a time: a large result's text never exists
-    whole next to the result itself."""
-    for piece in _lines(result):
-        write(piece + "\n")
+def write_json(result: dict[str, Any], write: Callable[[bytes], Any]) -> None:
+    """dumps(result) and a newline, as bytes handed to `write` (a binary stream's)."""
+    write(_encode(result))
+    write(b"\n")
 
 
-def _lines(result: dict[str, Any]) -> Iterator[str]:
-    """The lines of dumps(); a list's entries come as blocks of lines (joined here, not one by one)."""
-    enc = _entry_encoder()
-    yield "{"
-    items = list(result.items())
-    for i, (key, value) in enumerate(items):
-        end = "," if i < len(items) - 1 else ""
-        if isinstance(value, list) and value:
-            yield f"  {enc(key)}: ["
-            for start in range(0, len(value), _BLOCK):
-                block = value[start:start + _BLOCK]
-                last = start + _BLOCK >= len(value)
-                yield "    " + ",\n    ".join(map(enc, block)) + ("" if last else ",")
-            yield f"  ]{end}"
-        else:
-            yield f"  {enc(key)}: {enc(value)}{end}"
-    yield "}"
-
-
-_BLOCK = 2_000  # list entries per yielded block of lines
+def _encode(result: dict[str, Any]) -> bytes:
+    # orjson's OPT_INDENT_2 lays out as json.dumps(indent=2) (a test compares the two). The standard library writes
+    # what orjson would not write alike: integers past 64 bits (quantities in Ei), which orjson refuses, and non-ASCII
+    # text, which orjson writes as UTF-8 where json escapes it (\u0085): names from a pull request reach a terminal
+    # or a CI log as plain ASCII.
+    try:
+        text = orjson.dumps(result, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:
+        text = None
+    if text is None or not text.isascii():
+        text = json.dumps(result, indent=2).encode("ascii")
+    return text
