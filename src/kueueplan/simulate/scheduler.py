@@ -409,13 +409,14 @@ class _Claimed(dict[str, SimWorkload]):
     def __init__(self) -> None:
         super().__init__()
         self.by_root: dict[Node, list[SimWorkload]] = {}
-        self.removed: dict[str, dict[FR, int]] = {}  # per ClusterQueue or flat root: the claimed victims' usage
+        # per ClusterQueue (by name) or cohort root (the Node): the claimed victims' usage
+        self.removed: dict[str | Node, dict[FR, int]] = {}
 
     def claim(self, wl: SimWorkload, root: Node) -> None:
         if wl.key not in self:
             self[wl.key] = wl
             self.by_root.setdefault(root, []).append(wl)
-            for name in (wl.cluster_queue or "", _ROOT + root.name):
+            for name in (wl.cluster_queue or "", root):
                 acc = self.removed.setdefault(name, {})
                 for fr, v in wl.usage.items():
                     acc[fr] = acc.get(fr, 0) + v
@@ -425,8 +426,13 @@ class _Claimed(dict[str, SimWorkload]):
         ClusterQueue without a cohort or in a flat cohort (every child a ClusterQueue without lending limits),
         where the root's usage is the plain sum of its children's: arithmetic instead of trial removals (the
         general path, `Node.available` on the updated tree, gives the same numbers)."""
+        if not self.removed and not new:  # nothing claimed yet (most entries): the quota as it stands
+            for fr, v in usage.items():
+                if v > 0 and v > flat_available(node, fr):
+                    return False
+            return True
         own_removed = self.removed.get(node.name, {})
-        root_removed = self.removed.get(_ROOT + root.name, {})
+        root_removed = self.removed.get(root, {})
         for fr, v in usage.items():
             own = node.usage.get(fr, 0) - own_removed.get(fr, 0)
             removed = root_removed.get(fr, 0)
@@ -458,7 +464,6 @@ def fits_on_tree(cqs: dict[str, Node], node: Node, victims: list[SimWorkload], u
 
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
-_ROOT = "\0root/"  # keys of _Claimed.removed for cohort roots (never a ClusterQueue name)
 
 
 def _process(sim: Simulation, e: Entry, claimed: _Claimed,
