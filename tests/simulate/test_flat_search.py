@@ -87,3 +87,73 @@ def test_own_candidates_are_gathered_when_a_pass_reaches_them() -> None:
     assert searches["n"] > 20
     assert 0 < searches["gathered"] < searches["n"] - 10  # (large-jitter: in 733 of 7,693 searches)
     assert most["max"] == 1
+
+
+@SETTINGS
+@given(st.one_of(scenarios(), busy_cohorts()))
+def test_runs_with_no_flat_cohort_match(data: dict[str, Any]) -> None:
+    """Every shortcut for flat cohorts (the flavor assigner's quota numbers, the preemption search and its
+    verdict, the fit check, plain requests and head plans) stands for the general path: a run where no cohort is
+    marked flat is the same run."""
+    from kueueplan.simulate import controller_queue, resource_node
+    from kueueplan.simulate.result import result_json
+
+    fast = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    build = resource_node.build_tree
+
+    def no_flat(cluster: Any) -> Any:
+        tree = build(cluster)
+        for cohort in tree.cohorts.values():
+            cohort.flat = False
+        for node in tree.cqs.values():
+            if node.parent is not None:
+                node.root().flat = False  # implicit cohorts too
+        return tree
+
+    engine_mod.build_tree, controller_queue.build_tree = no_flat, no_flat  # type: ignore[assignment]
+    try:
+        general = result_json(engine_mod.simulate(scenario_from_dict(data)))
+    finally:
+        engine_mod.build_tree, controller_queue.build_tree = build, build  # type: ignore[assignment]
+    assert fast == general
+
+
+@SETTINGS
+@given(st.one_of(scenarios(), busy_cohorts()))
+def test_flat_quota_numbers_match_the_tree(data: dict[str, Any]) -> None:
+    """At every quota check of the flavor assigner for a ClusterQueue alone or in a flat cohort, the numbers
+    read in O(1) equal Node.potential_available, find_height_of_lowest_subtree_that_fits and cq_available."""
+    _check_quota_numbers(data)
+
+
+def test_flat_quota_numbers_are_checked() -> None:
+    checked = _check_quota_numbers(_busy_fixed())
+    assert checked["potential"] > 20 and checked["fit"] > 20 and checked["borrowing"] > 5
+
+
+def _check_quota_numbers(data: dict[str, Any]) -> dict[str, int]:
+    from kueueplan.simulate import flavorassigner
+    from kueueplan.simulate.resource_node import find_height_of_lowest_subtree_that_fits
+
+    potential, fit = flavorassigner._flat_potential, flavorassigner._flat_fit
+    checked = {"potential": 0, "fit": 0, "borrowing": 0}
+
+    def checked_potential(node: Any, fr: Any) -> int:
+        got = potential(node, fr)
+        assert got == node.potential_available(fr)
+        checked["potential"] += 1
+        return got
+
+    def checked_fit(node: Any, fr: Any, val: int) -> tuple[int, bool, int]:
+        got = fit(node, fr, val)
+        assert got == (*find_height_of_lowest_subtree_that_fits(node, fr, val), node.cq_available(fr))
+        checked["fit"] += 1
+        checked["borrowing"] += got[0] > 0
+        return got
+
+    flavorassigner._flat_potential, flavorassigner._flat_fit = checked_potential, checked_fit  # type: ignore
+    try:
+        engine_mod.simulate(scenario_from_dict(data))
+    finally:
+        flavorassigner._flat_potential, flavorassigner._flat_fit = potential, fit  # type: ignore
+    return checked

@@ -48,7 +48,7 @@ class State(Protocol):
     def cohort_holders(self, root: Node, fr: FR) -> dict[int, dict[SimWorkload, None]]: ...
 
 
-@dataclass
+@dataclass(slots=True)  # one per victim of every search
 class Target:
     workload: SimWorkload
     reason: str
