@@ -68,7 +68,7 @@ def should_try_next_flavor(mode: tuple[int, int], when_can_preempt: str, when_ca
     return False
 
 
-@dataclass
+@dataclass(slots=True)  # one per pod set of every assignment made
 class PodSetAssignment:
     name: str
     count: int
@@ -89,7 +89,7 @@ class PodSetAssignment:
         return worst
 
 
-@dataclass
+@dataclass(slots=True)  # one per nomination that scans
 class Assignment:
     pod_sets: list[PodSetAssignment] = field(default_factory=list)
     usage: dict[FR, int] = field(default_factory=dict)

@@ -376,8 +376,8 @@ class Preemptor:
         self._pending.clear()
 
     def targets(self) -> list[Target]:
-        if cannot_preempt(self.state, self.wl, self.cq, self.node, self.usage):
-            return []
+        # No cannot_preempt here: it is the nomination's check before a search (scheduler._surely_parked, head
+        # plans), so a search mostly finds targets, and one that fails costs about what the check would.
         forbidden, _ = self._bwc_forbidden()
         borrow_only = forbidden and not self._under_nominal_in_needed()
         # With borrowWithinCohort forbidden and the preemptor over nominal, Kueue makes one pass that
