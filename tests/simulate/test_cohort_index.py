@@ -252,3 +252,49 @@ def test_out_of_order_updates_rebuild_the_index() -> None:
     sim._index_holder(oldest, -1)
     sim._index_holder(oldest, -1)
     assert sim._cohort_index[0] is None  # it was not there any more: stale
+
+
+@SETTINGS
+@given(st.one_of(busy_cohorts(), changing_cohorts()))
+def test_holders_stay_put_while_a_cycle_searches(data: dict[str, Any]) -> None:
+    """A flat level reads the cohort index as it stands, lazily, across the searches of its cycle
+    (preemption._flat_candidates, without a copy): every search of a cycle runs while it nominates, before any
+    holder comes or goes."""
+    _check_searches_see_one_index(data)
+
+
+def test_searches_of_one_cycle_see_one_index() -> None:
+    again, changes = _check_searches_see_one_index(_busy_fixed())
+    assert again > 10 and changes > 100  # cycles searched more than once, and holders did change between cycles
+
+
+def _check_searches_see_one_index(data: dict[str, Any]) -> tuple[int, int]:
+    """Run, checking that holders did not change between a cycle's first search and each later one; the
+    searches that were not their cycle's first, and the holder changes of the run."""
+    sim = Simulation(scenario_from_dict(data))
+    changes = {"n": 0}
+    first: dict[int, int] = {}  # cycle -> holder changes made before its first search
+    again = {"n": 0}
+    count_usage = sim._count_usage
+
+    def counting(wl: Any, sign: int) -> None:
+        changes["n"] += 1
+        count_usage(wl, sign)
+
+    sim._count_usage = counting  # type: ignore[method-assign]
+    original = preemption.Preemptor.__init__
+
+    def checked(self: preemption.Preemptor, state: Any, *args: Any) -> None:
+        if state.cycle in first:
+            assert first[state.cycle] == changes["n"], f"holders changed in cycle {state.cycle} between searches"
+            again["n"] += 1
+        else:
+            first[state.cycle] = changes["n"]
+        original(self, state, *args)
+
+    preemption.Preemptor.__init__ = checked  # type: ignore[method-assign]
+    try:
+        sim.run()
+    finally:
+        preemption.Preemptor.__init__ = original  # type: ignore[method-assign]
+    return again["n"], changes["n"]

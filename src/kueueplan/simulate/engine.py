@@ -410,9 +410,9 @@ class Simulation(JobController, WorkloadController, QueueController, AdmissionCh
 
     def _targets_memo(self, wl: SimWorkload, cq: ClusterQueue, frs: set[FR], usage: dict[FR, int]
                       ) -> list[preemption.Target]:
-        key = (wl.key, self.cycle, tuple(sorted(frs)), tuple(sorted(usage.items())))
-        if self._memo_key != key:
-            self._memo_key = key
+        memo = self._memo_key  # (workload, cycle, frs, usage) of the last search
+        if memo is None or memo[0] != wl.key or memo[1] != self.cycle or memo[2] != frs or memo[3] != usage:
+            self._memo_key = (wl.key, self.cycle, set(frs), dict(usage))  # copies: the caller's may change
             self._memo = preemption.get_targets(self, wl, cq, frs, usage)
         return self._memo
 

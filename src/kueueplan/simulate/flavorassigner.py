@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 from kueueplan.kube.objects import ClusterQueue, Requirement, ResourceFlavor, ResourceGroup, TRY_NEXT_FLAVOR
 from kueueplan.kube.podsets import PodSet
 from kueueplan.kube.quantity import format_resource_value
-from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits
+from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits, flat_available
 from kueueplan.simulate.workload import LastAssignment
 
 # preemption modes, worst to best (flavorassigner.go preemptionMode)
@@ -68,7 +68,7 @@ def should_try_next_flavor(mode: tuple[int, int], when_can_preempt: str, when_ca
     return False
 
 
-@dataclass
+@dataclass(slots=True)  # one per pod set of every assignment made
 class PodSetAssignment:
     name: str
     count: int
@@ -89,7 +89,7 @@ class PodSetAssignment:
         return worst
 
 
-@dataclass
+@dataclass(slots=True)  # one per nomination that scans
 class Assignment:
     pod_sets: list[PodSetAssignment] = field(default_factory=list)
     usage: dict[FR, int] = field(default_factory=dict)
@@ -278,7 +278,9 @@ class FlavorAssigner:
     def _fits_resource_quota(self, fr: FR, assumed: int, request: int) -> tuple[int, int]:
         node = self.node
         val = assumed + request
-        max_capacity = node.potential_available(fr)
+        root = node.parent
+        flat = root is None or root.flat  # the same numbers as the general path, read in O(1)
+        max_capacity = _flat_potential(node, fr) if flat else node.potential_available(fr)
         res = fr[1]
         if val > max_capacity:
             self._reason(lambda: f"insufficient quota for {res} in flavor {fr[0]}, previously considered podsets "
@@ -286,8 +288,11 @@ class FlavorAssigner:
                          f"({_format(res, request)}) > maximum capacity "
                          f"({_format(res, max_capacity)})", "ExceedsMaxQuota")
             return NO_FIT, 0
-        borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(node, fr, val)
-        available = node.cq_available(fr)
+        if flat:
+            borrow, may_reclaim, available = _flat_fit(node, fr, val)
+        else:
+            borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(node, fr, val)
+            available = node.cq_available(fr)
         if val <= available:
             return FIT, borrow
         self._reason(lambda: f"insufficient unused quota for {res} in flavor {fr[0]}, "
@@ -341,6 +346,31 @@ class FlavorAssigner:
         if not a.no_fit_reason:
             a.no_fit_reason = self.last_no_fit
         return a
+
+
+def _flat_potential(node: Node, fr: FR) -> int:
+    """Node.potential_available of a ClusterQueue alone (its nominal quota) or in a flat cohort (the root's
+    quota, capped by nominal + borrowing limit: its lending limits, none there, do not count)."""
+    root = node.parent
+    if root is None:
+        return node.subtree.get(fr, 0)
+    avail = root.subtree.get(fr, 0)
+    bl = node.borrowing.get(fr)
+    if bl is not None:
+        avail = min(node.subtree.get(fr, 0) + bl, avail)
+    return avail
+
+
+def _flat_fit(node: Node, fr: FR, val: int) -> tuple[int, bool, int]:
+    """find_height_of_lowest_subtree_that_fits and Node.cq_available of a ClusterQueue alone or in a flat
+    cohort, in O(1): the height is 0 within nominal quota or alone, else the root's (whole tree)."""
+    root = node.parent
+    if root is None or node.usage.get(fr, 0) + val <= node.subtree.get(fr, 0):
+        borrow, may_reclaim = 0, root is not None
+    else:
+        borrow, may_reclaim = root.height, False
+    available = flat_available(node, fr)
+    return borrow, may_reclaim, available if available > 0 else 0
 
 
 def single_flavor_usage(cq: ClusterQueue, pod_sets: tuple[PodSet, ...]) -> dict[FR, int] | None:

@@ -48,7 +48,7 @@ class State(Protocol):
     def cohort_holders(self, root: Node, fr: FR) -> dict[int, dict[SimWorkload, None]]: ...
 
 
-@dataclass
+@dataclass(slots=True)  # one per victim of every search
 class Target:
     workload: SimWorkload
     reason: str
@@ -108,8 +108,12 @@ class Preemptor:
         self._pending: dict[str, dict[FR, int]] = {}  # per ClusterQueue: usage change not yet on the tree
         self._removed: dict[FR, int] = {}  # total removed so far (flat trees)
         self.flat = self.node.parent is None or self.node.parent.flat
-        self._frs_key = tuple(sorted(frs))
         self.cache = state.preemption_cache()
+        self._same: list[_Candidate] | None = None  # _own_candidates, made when first needed
+
+    @property
+    def _frs_key(self) -> tuple[FR, ...]:  # the gathered levels' cache keys
+        return tuple(sorted(self.frs))
 
     # -- classification -----------------------------------------------------------
 
@@ -151,11 +155,23 @@ class Preemptor:
         return out
 
     def _own_candidates(self) -> list[_Candidate]:
+        """The preemptor's own queue's candidates (withinClusterQueue), in candidate order; made once per search,
+        when a pass first needs them (most flat searches find their targets among other queues' first)."""
+        if self._same is not None:
+            return self._same
+        if self.cq.preemption.within_cluster_queue == NEVER:
+            self._same = []
+            return self._same
         frs = self.frs
         holders = [w for w in self.state.workloads_in(self.node.name) if not frs.isdisjoint(w.usage)]
         same = self._classify(holders, None, True, False)
         same.sort(key=lambda c: other_queue_order(c.wl))
+        self._same = same
         return same
+
+    def _own_later(self) -> Iterator[_Candidate]:
+        """_own_candidates, made only when a pass reaches them."""
+        yield from self._own_candidates()
 
     # Cohort levels are cached per snapshot (state.preemption_cache): every head of a cohort searches the
     # same queues in a cycle, so a level's holders are gathered and sorted once, and classified once per
@@ -239,7 +255,9 @@ class Preemptor:
         root = self.node.parent
         if root is None or p.reclaim_within_cohort == NEVER:
             return None, False
-        advantage, _ = self.node.quantities_fit_in_quota(self.usage)
+        (fr, v), = self.usage.items()
+        node = self.node
+        advantage = node.subtree.get(fr, 0) >= node.usage.get(fr, 0) + v  # quantities_fit_in_quota, for one
         if not advantage and skip_priority:
             return None, False
         threshold: int | None = None
@@ -248,7 +266,6 @@ class Preemptor:
         else:
             forbidden, threshold = self._bwc_forbidden()
             fixed = V_RECLAIM_WITHOUT_BORROWING if forbidden else None
-        (fr, _), = self.usage.items()
         key = ("flat", id(root), fr, fixed, threshold, self.wl.priority, p.reclaim_within_cohort)
         level = self.cache.get(key)
         if level is None:
@@ -258,14 +275,14 @@ class Preemptor:
                 self.cache[key] = level
         return level, advantage
 
-    def _targets_flat_single(self, same: list[_Candidate], forbidden: bool, borrow_only: bool) -> list[Target]:
+    def _targets_flat_single(self, forbidden: bool, borrow_only: bool) -> list[Target]:
         level, hierarchical = self._flat_level(skip_priority=borrow_only)
         own = self.cq.name
-        cohort = level is not None and any(c.wl.cluster_queue != own for c in level)
-        if not cohort and not same:
+        cohort = level is not None and next(level.others(own), None) is not None
+        if not cohort and not self._own_candidates():
             return []
         for borrow in _attempts(cohort, cohort and hierarchical, forbidden, borrow_only):
-            found = self._pass_flat_single(level if cohort else None, same, borrow)
+            found = self._pass_flat_single(level if cohort else None, borrow)
             if found is not None:
                 return [Target(c.wl, _REASON[c.variant]) for c in found]
         return []
@@ -359,19 +376,16 @@ class Preemptor:
         self._pending.clear()
 
     def targets(self) -> list[Target]:
-        if cannot_preempt(self.state, self.wl, self.cq, self.node, self.usage):
-            return []
-        same: list[_Candidate] = []
-        if self.cq.preemption.within_cluster_queue != NEVER:
-            same = self._own_candidates()
+        # No cannot_preempt here: it is the nomination's check before a search (scheduler._surely_parked, head
+        # plans), so a search mostly finds targets, and one that fails costs about what the check would.
         forbidden, _ = self._bwc_forbidden()
         borrow_only = forbidden and not self._under_nominal_in_needed()
         # With borrowWithinCohort forbidden and the preemptor over nominal, Kueue makes one pass that
         # allows borrowing, in which every non-hierarchical cohort candidate is invalid: skip collecting them.
-        if self.flat and len(self.usage) == 1 and set(self.usage) == self.frs:
-            return self._targets_flat_single(same, forbidden, borrow_only)
+        if self.flat and len(self.usage) == 1 and self.usage.keys() == self.frs:
+            return self._targets_flat_single(forbidden, borrow_only)
         hier, prio = self._collect_hierarchical(skip_priority=borrow_only)
-        candidates = hier + prio + same  # each already in candidate order
+        candidates = hier + prio + self._own_candidates()  # each already in candidate order
         if not candidates:
             return []
         for borrow in _attempts(bool(hier or prio), bool(hier), forbidden, borrow_only):
@@ -380,11 +394,10 @@ class Preemptor:
                 return [Target(c.wl, _REASON[c.variant]) for c in found]
         return []
 
-    def _pass_flat_single(self, level: _Level | None, same: list[_Candidate], borrow: bool
-                          ) -> list[_Candidate] | None:
+    def _pass_flat_single(self, level: _Level | None, borrow: bool) -> list[_Candidate] | None:
         """`_pass` for the common case of one (flavor, resource) in a flat cohort: the same greedy pass and
         fill-back, on plain integers (a property test checks it against the general path), over the cohort
-        level's candidates (other queues') and then the preemptor's own (`same`)."""
+        level's candidates (other queues') and then the preemptor's own (_own_candidates)."""
         (fr, v), = self.usage.items()
         node = self.node
         root = node.parent
@@ -419,7 +432,7 @@ class Preemptor:
             # The preemptor's own headroom (nominal + borrowing limit - own usage) caps availability, and
             # only its own queue's removals raise it: another lower bound on what they must remove.
             need_own = max(need_own, own_used + v - nominal - (0 if root is None else bl))
-        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in same):
+        if need_own > 0 and need_own > sum(c.wl.usage.get(fr, 0) for c in self._own_candidates()):
             return None  # even every own-queue candidate is not enough (usage is never negative)
         if root is None:
             need_avail = v - max(0, cap)
@@ -440,8 +453,8 @@ class Preemptor:
             removed_total = total - by_queue.get(own_name, 0)
             need_avail -= removed_total
         elif level is not None:
-            cohort = (c for c in level if c.wl.cluster_queue != own_name)
-        for c in chain(cohort, same):
+            cohort = level.others(own_name)
+        for c in chain(cohort, self._own_later()):
             w = c.wl
             cq = w.cluster_queue or ""
             u = w.usage.get(fr, 0)
@@ -564,13 +577,14 @@ def _flat_candidates(state: State, pw: SimWorkload, policy: str, root: Node, fr:
     newer_equal = policy == LOWER_OR_NEWER_EQUAL_PRIORITY
     cqs = state.tree.cqs
     over: dict[str | None, bool] = {}  # per ClusterQueue: over nominal in fr (in the level)
-    # CandidatesOrdering among other queues: priority, then most recently reserved first. Copies: the level may
-    # be read after holders changed in the cycle (it then goes on with the old ones)
-    snapshot = sorted((prio, list(group)) for prio, group in state.cohort_holders(root, fr).items())
-    for wprio, group in snapshot:
+    # CandidatesOrdering among other queues: priority, then most recently reserved first. The index is read as
+    # it stands, not copied (a copy cost more than the rest of a search): a level lives in the cycle's cache, and
+    # searches run only while the cycle nominates, when no holder comes or goes (test_cohort_index checks it)
+    groups = state.cohort_holders(root, fr)
+    for wprio in sorted(groups):
         if stop is not None and wprio >= stop:
             return
-        for w in reversed(group):
+        for w in reversed(groups[wprio]):
             cq = w.cluster_queue
             ok = over.get(cq)
             if ok is None:
@@ -606,6 +620,23 @@ class _Level:
                 got.append(c)
             yield got[i]
             i += 1
+
+    def others(self, own: str) -> Iterator[_Candidate]:
+        """The candidates of queues other than `own`, in order: __iter__ with the filter inside (one generator
+        less per candidate on the pass's path)."""
+        got = self.got
+        i = 0
+        while True:
+            if i == len(got):
+                c = next(self._source, None)
+                if c is None:
+                    return
+                got.append(c)
+            else:
+                c = got[i]
+            i += 1
+            if c.wl.cluster_queue != own:
+                yield c
 
     def walk(self, cqs: dict[str, Node], borrow: bool) -> tuple[list[tuple[_Candidate, str]], int, dict[str, int]]:
         """The candidates a pass takes when it cannot stop among them: each whose queue is still over nominal,
@@ -695,11 +726,33 @@ def possibility(state: State, cq: ClusterQueue, fr: FR, quantity: int, targets: 
     if not targets:
         borrow, _ = find_height_of_lowest_subtree_that_fits(node, fr, quantity)
         return NO_CANDIDATES, borrow
+    if node.parent is None or node.parent.flat:
+        return _flat_possibility(node, fr, quantity, targets)
+    return _possibility_on_tree(state, node, fr, quantity, targets)
+
+
+def _possibility_on_tree(state: State, node: Node, fr: FR, quantity: int, targets: list[Target]) -> tuple[int, int]:
+    """The verdict with the targets removed from the tree (put back after)."""
     for t in targets:
         state.tree.cqs[t.workload.cluster_queue].remove_usages(t.workload.usage)
     borrow, _ = find_height_of_lowest_subtree_that_fits(node, fr, quantity)
     for t in targets:
         state.tree.cqs[t.workload.cluster_queue].add_usages(t.workload.usage)
-    if any(t.workload.cluster_queue == cq.name for t in targets):
+    if any(t.workload.cluster_queue == node.name for t in targets):
         return PREEMPT, borrow
     return RECLAIM, borrow
+
+
+def _flat_possibility(node: Node, fr: FR, quantity: int, targets: list[Target]) -> tuple[int, int]:
+    """_possibility_on_tree for a ClusterQueue alone or in a flat cohort, without trial removals: the height
+    is 0 alone; in the cohort (no lending limits) the root's, unless the request fits the queue's nominal quota
+    once its own targets are gone (find_height_of_lowest_subtree_that_fits)."""
+    own = False
+    used = node.usage.get(fr, 0)
+    for t in targets:
+        if t.workload.cluster_queue == node.name:
+            own = True
+            used -= t.workload.usage.get(fr, 0)
+    root = node.parent
+    borrow = 0 if root is None or used + quantity <= node.subtree.get(fr, 0) else root.height
+    return (PREEMPT if own else RECLAIM), borrow

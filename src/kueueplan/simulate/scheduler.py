@@ -41,12 +41,15 @@ def get_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[
     if plain is not None and _scanless(wl):
         # One flavor per resource group: a scan state of -1s (or none) resumes nothing, and the scan leaves
         # -1s again, so no LastAssignment is the same LastAssignment.
-        assignment, targets = _initial_assignments(sim, wl, cq_name, plain, height)
+        if height is not None:
+            assignment, targets = _direct_fit(sim, wl, cq_name, height), []
+        else:
+            assignment, targets = _initial_assignments(sim, wl, cq_name, plain)
         wl.last_assignment = None
         return assignment, targets
     if wl.last_assignment is not None and _outdated(sim, wl, cq_name):
         wl.last_assignment = None
-    assignment, targets = _initial_assignments(sim, wl, cq_name, plain, height)
+    assignment, targets = _initial_assignments(sim, wl, cq_name, plain)
     tried, pending = assignment.scan_state()
     wl.last_assignment = LastAssignment(tried, sim.cq_generation(cq_name), sim.cycle, wl.equivalence_hash(), pending)
     return assignment, targets
@@ -65,11 +68,8 @@ def _outdated(sim: Simulation, wl: SimWorkload, cq_name: str) -> bool:
     return sim.cq_generation(cq_name) > last.generation
 
 
-def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None,
-                         height: int | None = None) -> tuple[Assignment, list[preemption.Target]]:
-    fit = _direct_fit(sim, wl, cq_name, height) if height is not None else None
-    if fit is not None:
-        return fit, []
+def _initial_assignments(sim: Simulation, wl: SimWorkload, cq_name: str, plain: dict[FR, int] | None = None
+                         ) -> tuple[Assignment, list[preemption.Target]]:
     assigner = make_assigner(sim, wl, cq_name)
     if plain is not None and len(plain) == 1 and len(wl.spec.pod_sets) == 1 and not _resumes(wl):
         full = assigner.run_one(wl.spec.pod_sets[0], next(iter(plain)))
@@ -305,12 +305,10 @@ def _plain(sim: Simulation, wl: SimWorkload, cq_name: str) -> dict[FR, int] | No
     return usage
 
 
-def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, borrowing: int) -> Assignment | None:
+def _direct_fit(sim: Simulation, wl: SimWorkload, cq_name: str, borrowing: int) -> Assignment:
     """The assignment of a head with a _plain_request that fits as it is (at `borrowing`, its _fit_height),
     built without the scan (flavorassigner.fitting_assignment, the same object for the same pod sets, queue
-    and borrowing), when there is no earlier scan to resume."""
-    if _resumes(wl):
-        return None
+    and borrowing); the caller has made sure there is no earlier scan to resume."""
     key = (id(wl.spec.pod_sets), cq_name, borrowing)
     got = sim.fitting.get(key)
     if got is None or got[0] is not wl.spec.pod_sets:
@@ -409,13 +407,14 @@ class _Claimed(dict[str, SimWorkload]):
     def __init__(self) -> None:
         super().__init__()
         self.by_root: dict[Node, list[SimWorkload]] = {}
-        self.removed: dict[str, dict[FR, int]] = {}  # per ClusterQueue or flat root: the claimed victims' usage
+        # per ClusterQueue (by name) or cohort root (the Node): the claimed victims' usage
+        self.removed: dict[str | Node, dict[FR, int]] = {}
 
     def claim(self, wl: SimWorkload, root: Node) -> None:
         if wl.key not in self:
             self[wl.key] = wl
             self.by_root.setdefault(root, []).append(wl)
-            for name in (wl.cluster_queue or "", _ROOT + root.name):
+            for name in (wl.cluster_queue or "", root):
                 acc = self.removed.setdefault(name, {})
                 for fr, v in wl.usage.items():
                     acc[fr] = acc.get(fr, 0) + v
@@ -425,8 +424,13 @@ class _Claimed(dict[str, SimWorkload]):
         ClusterQueue without a cohort or in a flat cohort (every child a ClusterQueue without lending limits),
         where the root's usage is the plain sum of its children's: arithmetic instead of trial removals (the
         general path, `Node.available` on the updated tree, gives the same numbers)."""
+        if not self.removed and not new:  # nothing claimed yet (most entries): the quota as it stands
+            for fr, v in usage.items():
+                if v > 0 and v > flat_available(node, fr):
+                    return False
+            return True
         own_removed = self.removed.get(node.name, {})
-        root_removed = self.removed.get(_ROOT + root.name, {})
+        root_removed = self.removed.get(root, {})
         for fr, v in usage.items():
             own = node.usage.get(fr, 0) - own_removed.get(fr, 0)
             removed = root_removed.get(fr, 0)
@@ -458,13 +462,11 @@ def fits_on_tree(cqs: dict[str, Node], node: Node, victims: list[SimWorkload], u
 
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
-_ROOT = "\0root/"  # keys of _Claimed.removed for cohort roots (never a ClusterQueue name)
 
 
 def _process(sim: Simulation, e: Entry, claimed: _Claimed,
              temporary: list[tuple[str, dict[FR, int]]]) -> str:
     assert e.assignment is not None
-    cq = sim.cluster.cluster_queues[e.cq]
     node = sim.tree.cqs[e.cq]
     mode = e.assignment.mode()
     usage = e.assignment.usage
@@ -475,7 +477,7 @@ def _process(sim: Simulation, e: Entry, claimed: _Claimed,
     if mode == MODE_PREEMPT and not e.targets:
         e.requeue_reason = NO_CANDIDATES
         e.message = e.assignment.message() or "waiting for quota"
-        if cq.preemption.reclaim_within_cohort != ANY:
+        if sim.cluster.cluster_queues[e.cq].preemption.reclaim_within_cohort != ANY:
             reserve = _to_reserve(e, node)
             node.add_usages(reserve)
             temporary.append((e.cq, reserve))
