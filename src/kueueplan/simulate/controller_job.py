@@ -163,11 +163,10 @@ class JobController:
 def _renamed(spec: WorkloadSpec, name: str) -> WorkloadSpec:
     """dataclasses.replace(spec, name=name) without re-running the constructor (one per workload of a large
     run); the key is made for the new name, the rest of what is cached holds for the copy."""
+    spec.scheduling_shape  # holds for the copy: computed once, on the shared spec (a copy made its own before)
     new = object.__new__(WorkloadSpec)
     fields = new.__dict__
-    # fields and cached properties; scheduling_shape holds for the copy: read here, it is computed once on the
-    # shared spec (a copy computing its own did it once per workload)
-    fields.update(spec.__dict__, scheduling_shape=spec.scheduling_shape)
+    fields.update(spec.__dict__)  # fields and cached properties, scheduling_shape among them
     fields["name"] = name
     # the key property's own function: cached_property takes a lock on each first read (Python < 3.12), and
     # every copy's key is read at once (SimWorkload.key)
