@@ -25,7 +25,7 @@ from kueueplan.simulate.workload import INADMISSIBLE, SimWorkload
 
 MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"  # pkg/controller/constants MaxExecTimeSecondsLabel
 DEFAULT_LOCAL_QUEUE = "default"  # pkg/controller/constants DefaultLocalQueueName
-_KEY = WorkloadSpec.key.func  # type: ignore[attr-defined]
+_KEY = WorkloadSpec.key.func  # the property's function (_renamed)
 
 
 class JobController:
