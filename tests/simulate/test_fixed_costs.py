@@ -5,7 +5,8 @@ each piece must equal what a recomputation from scratch gives, at every point of
   term once, in its state after the call (QuotaReserved while admission checks run, else Admitted), and
   _set_admitted remakes it when the checks are Ready.
 - The copies of one `workloads` entry share their spec's scheduling shape (controller_job._renamed): one
-  tuple for all of them, computed once, equal to what each copy would compute.
+  tuple for all of them, computed once, equal to what each copy would compute; each copy's key is made with
+  it, and the maximum execution time is read once per entry.
 - The scenario's creations wait in a list of their own (engine._arrivals), merged with the timer heap: the
   timers run in the order one heap of them all gives.
 - Reading the scenario: copies' metadata come from one per entry, names are checked unique by one set, and
@@ -117,6 +118,49 @@ def test_copies_of_a_workloads_entry_share_one_scheduling_shape() -> None:
     assert fresh.scheduling_shape == specs[2].scheduling_shape  # what the copy would compute itself
     assert [s.key for s in specs] == [f"default/job-{i}" for i in range(1, 6)]  # each its own key
     assert [e["type"] for e in sim.events[:4]] == ["Created", "QuotaReserved", "Admitted", "PodsReady"]
+
+
+def test_copies_keys_are_made_without_the_cached_property(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy's key is made with it (controller_job._renamed), by WorkloadSpec.key's own function: no copy reads
+    it through the cached property (whose lock Python < 3.12 takes on every first read)."""
+    reads: list[str] = []
+    original = WorkloadSpec.__dict__["key"]
+
+    class Counting(type(original)):  # type: ignore[misc]
+        def __get__(self, obj: Any, cls: Any = None) -> Any:
+            if obj is not None and "key" not in obj.__dict__:
+                reads.append(obj.name)
+            return super().__get__(obj, cls)
+
+    counting = Counting(original.func)
+    counting.__set_name__(WorkloadSpec, "key")
+    monkeypatch.setattr(WorkloadSpec, "key", counting)
+    sim = simulate(scenario_from_dict(_copies(4)))
+    assert [w.key for w in sim.workloads] == [f"default/job-{i}" for i in range(1, 5)]
+    assert [w.spec.__dict__["key"] for w in sim.workloads] == [w.key for w in sim.workloads]
+    assert reads == []  # no copy's (nor the shared spec's, never a workload's)
+    fresh = WorkloadSpec(**{f: getattr(sim.workloads[0].spec, f) for f in WorkloadSpec.__dataclass_fields__})
+    assert fresh.key == "default/job-1" and reads == ["job-1"]  # a spec made otherwise reads it as before
+
+
+def test_copies_share_their_entrys_maximum_execution_time() -> None:
+    """kueue.x-k8s.io/max-exec-time-seconds is read once per entry (its copies share their labels): each copy
+    is deactivated at its own admission plus the limit (job-3 waits for quota until 4s); an entry without the
+    label is not."""
+    scenario = _copies(3)
+    entry = scenario["spec"]["workloads"][0]
+    entry["manifest"]["metadata"]["labels"]["kueue.x-k8s.io/max-exec-time-seconds"] = "4"
+    plain = copy.deepcopy(entry)
+    plain["count"], plain["at"] = 1, "30s"
+    del plain["manifest"]["metadata"]["labels"]["kueue.x-k8s.io/max-exec-time-seconds"]
+    plain["manifest"]["metadata"]["name"] = "free"
+    scenario["spec"]["workloads"].append(plain)
+    sim = simulate(scenario_from_dict(scenario))
+    assert [(w.key, w.max_exec) for w in sim.workloads] == [("default/job-1", 4000), ("default/job-2", 4000),
+                                                            ("default/job-3", 4000), ("default/free", None)]
+    deactivated = [(e["workload"], e["at"]) for e in sim.events if e["type"] == "Evicted"]
+    assert deactivated == [("default/job-1", 4), ("default/job-2", 5), ("default/job-3", 8)]
+    assert sim.workloads[3].state == "Finished"
 
 
 def test_copies_queue_in_one_bucket() -> None:

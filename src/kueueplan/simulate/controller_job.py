@@ -25,12 +25,13 @@ from kueueplan.simulate.workload import INADMISSIBLE, SimWorkload
 
 MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"  # pkg/controller/constants MaxExecTimeSecondsLabel
 DEFAULT_LOCAL_QUEUE = "default"  # pkg/controller/constants DefaultLocalQueueName
+_KEY = WorkloadSpec.key.func  # the property's function (_renamed)
 
 
 class JobController:
     def _create(self, t: WorkloadTemplate) -> None:
         try:
-            spec = self._derive(t)
+            spec, max_exec = self._derive(t)
         except KueueplanError as err:
             if err.file is None:
                 err.file, err.line = t.file or self.scenario.file, t.line
@@ -40,7 +41,7 @@ class JobController:
         wl.template = t
         wl.pods_ready_after = t.pods_ready_after
         wl.resubmit_after = t.resubmit_after
-        wl.max_exec = _max_exec(t.manifest)
+        wl.max_exec = max_exec
         if not spec.finishes and t.run_for is not None:
             wl.run_for = None  # a RayCluster (or a serving kind) holds its quota until it is deleted
             wl.note = f"runFor ignored: a {spec.kind} never finishes by itself; end it with a delete event"
@@ -76,15 +77,16 @@ class JobController:
     def _effective_spec(self, manifest: Any) -> WorkloadSpec:
         return self.config.effective_spec(derive_workload(manifest, self.cluster, self.version))
 
-    def _derive(self, t: WorkloadTemplate) -> Any:
-        """derive_workload, once per `workloads` entry and configuration (copies differ only in name)."""
+    def _derive(self, t: WorkloadTemplate) -> tuple[WorkloadSpec, int | None]:
+        """derive_workload and the maximum execution time, once per `workloads` entry and configuration (copies
+        differ only in name: they share their labels)."""
         if t.group is None:
-            return self._effective_spec(t.manifest)
+            return self._effective_spec(t.manifest), _max_exec(t.manifest)
         key = (t.group, self._config_generation)
         cached = self._derived.get(key)
         if cached is None:
-            cached = self._derived[key] = self._effective_spec(t.manifest)
-        return _renamed(cached, t.name)
+            cached = self._derived[key] = (self._effective_spec(t.manifest), _max_exec(t.manifest))
+        return _renamed(cached[0], t.name), cached[1]
 
     def _resubmit(self, wl: SimWorkload) -> None:
         """An outside controller (SkyPilot, a workflow engine) creates the deleted Pod again as <name>-rN."""
@@ -160,13 +162,15 @@ class JobController:
 
 def _renamed(spec: WorkloadSpec, name: str) -> WorkloadSpec:
     """dataclasses.replace(spec, name=name) without re-running the constructor (one per workload of a large
-    run); the key cached from the old name is dropped, the rest of what is cached holds for the copy."""
+    run); the key is made for the new name, the rest of what is cached holds for the copy."""
+    spec.scheduling_shape  # holds for the copy: computed once, on the shared spec (a copy made its own before)
     new = object.__new__(WorkloadSpec)
-    # fields and cached properties; scheduling_shape holds for the copy: read here, it is computed once on the
-    # shared spec (a copy computing its own did it once per workload)
-    new.__dict__.update(spec.__dict__, scheduling_shape=spec.scheduling_shape)
-    new.__dict__["name"] = name
-    new.__dict__.pop("key", None)
+    fields = new.__dict__
+    fields.update(spec.__dict__)  # fields and cached properties, scheduling_shape among them
+    fields["name"] = name
+    # the key property's own function: cached_property takes a lock on each first read (Python < 3.12), and
+    # every copy's key is read at once (SimWorkload.key)
+    fields["key"] = _KEY(new)
     return new
 
 

@@ -88,7 +88,7 @@ class ClusterQueueQueue:
             if wl.key in self.members:
                 return None  # queued already: nothing changes
             bucket = self._add(wl)
-            if plan.pushed(wl, self.members[wl.key][0], bucket):
+            if plan.pushed(wl, wl.spec.scheduling_shape, bucket):  # its bucket's hash
                 return None
             plan.materialize()
         self._touch()
@@ -102,13 +102,15 @@ class ClusterQueueQueue:
         return bucket.verdict if bucket.parked else None
 
     def _add(self, wl: SimWorkload) -> _Bucket:
-        h = wl.equivalence_hash()
-        self._token += 1
-        self.members[wl.key] = (h, self._token)
+        # equivalence_hash() and _order(wl), inline: one push per creation, requeue and eviction
+        spec = wl.spec
+        h = spec.scheduling_shape
+        token = self._token = self._token + 1
+        self.members[wl.key] = (h, token)
         bucket = self.buckets.get(h)
         if bucket is None:
             bucket = self.buckets[h] = _Bucket()
-        heapq.heappush(bucket.heap, (_order(wl), self._token, wl))
+        heapq.heappush(bucket.heap, ((-spec.priority, wl.queue_ts, wl.seq), token, wl))
         return bucket
 
     def remove(self, key: str) -> None:

@@ -94,39 +94,34 @@ class Node:
             avail = min(self.subtree.get(fr, 0) + bl, avail)
         return avail
 
-    # add_usage/remove_usage inline local_available/local_quota: they are the hottest loops of a run.
-    def add_usage(self, fr: FR, val: int) -> None:
-        node: Node | None = self
-        while node is not None:
-            used = node.usage.get(fr, 0)
-            ll = node.lending.get(fr) if node.lending else None  # most nodes have no lending limits
-            local_available = 0 if ll is None else max(0, max(0, node.subtree.get(fr, 0) - ll) - used)
-            node.usage[fr] = used + val
-            if val <= local_available:
-                return
-            val -= local_available
-            node = node.parent
-
-    def remove_usage(self, fr: FR, val: int) -> None:
-        node: Node | None = self
-        while node is not None:
-            used = node.usage.get(fr, 0)
-            ll = node.lending.get(fr) if node.lending else None
-            stored_in_parent = used if ll is None else used - max(0, node.subtree.get(fr, 0) - ll)
-            node.usage[fr] = used - val
-            if stored_in_parent <= 0:
-                return
-            if stored_in_parent < val:  # min(), without the call
-                val = stored_in_parent
-            node = node.parent
-
+    # add_usages/remove_usages walk up the tree themselves, local_available/local_quota inline: they are the
+    # hottest loops of a run (every admission, release, preemption trial and temporary reservation).
     def add_usages(self, usage: dict[FR, int]) -> None:
-        for fr, v in usage.items():
-            self.add_usage(fr, v)
+        for fr, val in usage.items():
+            node: Node | None = self
+            while node is not None:
+                used = node.usage.get(fr, 0)
+                ll = node.lending.get(fr) if node.lending else None  # most nodes have no lending limits
+                local_available = 0 if ll is None else max(0, max(0, node.subtree.get(fr, 0) - ll) - used)
+                node.usage[fr] = used + val
+                if val <= local_available:
+                    break
+                val -= local_available
+                node = node.parent
 
     def remove_usages(self, usage: dict[FR, int]) -> None:
-        for fr, v in usage.items():
-            self.remove_usage(fr, v)
+        for fr, val in usage.items():
+            node: Node | None = self
+            while node is not None:
+                used = node.usage.get(fr, 0)
+                ll = node.lending.get(fr) if node.lending else None
+                stored_in_parent = used if ll is None else used - max(0, node.subtree.get(fr, 0) - ll)
+                node.usage[fr] = used - val
+                if stored_in_parent <= 0:
+                    break
+                if stored_in_parent < val:  # min(), without the call
+                    val = stored_in_parent
+                node = node.parent
 
     def borrowing_with(self, fr: FR, val: int) -> bool:
         return self.usage.get(fr, 0) + val > self.subtree.get(fr, 0)

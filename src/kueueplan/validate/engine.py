@@ -39,13 +39,17 @@ def run_rules(ctx: Context, preliminary: list[Finding], select: set[str] | None 
     """Per-object rules by kind, then global rules; hits become findings with file, line and object."""
     by_kind, generic = object_rules_by_kind()
     findings = list(preliminary)
+    per_kind: dict[str, list[Rule]] = {}  # the selected rules of each kind, chosen once (not once per object)
     for obj in ctx.objects:
-        for r in generic + by_kind.get(obj.kind, []):
-            if select is None or r.id in select:
-                findings.extend(_guarded(r, obj, lambda r=r, obj=obj: _to_findings(r, r.func(obj, ctx))))
+        rules = per_kind.get(obj.kind)
+        if rules is None:
+            rules = per_kind[obj.kind] = [r for r in generic + by_kind.get(obj.kind, [])
+                                          if select is None or r.id in select]
+        for r in rules:
+            findings.extend(_guarded(r, obj, obj, ctx))
     for r in iter_global_rules():
         if select is None or r.id in select:
-            findings.extend(_guarded(r, None, lambda r=r: _to_findings(r, r.func(ctx))))
+            findings.extend(_guarded(r, None, ctx))
     return sorted(_without_covered_cel(set(findings)), key=Finding.sort_key)
 
 
@@ -67,10 +71,11 @@ def _without_covered_cel(findings: set[Finding]) -> set[Finding]:
             or not any(message in f.message for message in covered.get((f.file, f.object), ()))}
 
 
-def _guarded(r: Rule, obj: Obj | None, run: Any) -> list[Finding]:
-    """A rule that trips over input it did not expect reports that, instead of a traceback."""
+def _guarded(r: Rule, obj: Obj | None, *args: Any) -> list[Finding]:
+    """r.func(*args)'s findings; a rule that trips over input it did not expect reports that, instead of a
+    traceback."""
     try:
-        return run()
+        return _to_findings(r, r.func(*args))
     except (RecursionError, InputRefusedError):
         raise  # input refused outright (a CRD over the CEL budget, malformed, over a limit): exit 2
     except Exception as err:  # noqa: BLE001 - never let a rule bug stop the whole validation

@@ -160,23 +160,28 @@ def _pod_template_annotations(obj: Obj) -> list[tuple[tuple[Any, ...], dict[str,
     if cached is None:
         cached = obj.cache["pod-template-annotations"] = (
             [(("metadata", "annotations"), obj.annotations)] if obj.kind == "Pod"
-            else list(_templates(obj.spec, ("spec",), 0)))
+            else _templates(obj.spec, ("spec",), 0, []))
     return cached
 
 
-def _templates(node: Any, path: tuple[Any, ...], depth: int) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
+def _templates(node: Any, path: tuple[Any, ...], depth: int, out: list[tuple[tuple[Any, ...], dict[str, Any]]]
+               ) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """The pod templates under `node` into `out`, depth first in document order. Appends rather than yields and
+    steps only into mappings and lists: it walks every job object's spec (simulate's warn_rejected: thousands)."""
     if depth > 12:  # pod templates sit a few levels deep; a hostile document is not walked further
-        return
+        return out
     if isinstance(node, dict):
         annotations = dig(node, "metadata", "annotations")
         if isinstance(dig(node, "spec", "containers"), list) and isinstance(annotations, dict):
-            yield path + ("metadata", "annotations"), annotations
+            out.append((path + ("metadata", "annotations"), annotations))
         for key, value in node.items():
-            if key != "metadata":
-                yield from _templates(value, path + (key,), depth + 1)
+            if key != "metadata" and isinstance(value, (dict, list)):
+                _templates(value, path + (key,), depth + 1, out)
     elif isinstance(node, list):
         for i, value in enumerate(node[:1000]):
-            yield from _templates(value, path + (i,), depth + 1)
+            if isinstance(value, (dict, list)):
+                _templates(value, path + (i,), depth + 1, out)
+    return out
 
 
 def cluster_queue_of(obj: Obj, ctx: Context) -> Obj | None:
