@@ -189,7 +189,7 @@ import importlib, sys
 mod = importlib.import_module(sys.argv[1])
 class Root:  # a cohort with nothing free
     subtree = usage = {"cpu": 0}
-group = mod.FittingHeads(Root(), [])
+group = mod.FittingHeads(Root(), [], True)
 group.heads = [None]  # a head that is not one: a broken invariant
 try:
     group.look()

@@ -46,12 +46,27 @@ _FRS: dict[FR, FR] = {}  # _Head.fr, interned (a process's flavors and resources
 _MASK = (1 << 64) - 1  # signature terms are summed modulo 2**64 (engine._queues_signature masks the sum)
 _K1, _K2, _K3 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB  # splitmix64's constants
 _KEY = attrgetter("key")  # _Head.key
+_W = 64  # bits per item of a rank (_rank_of)
+_OFF = 1 << (_W - 1)
 _Record = tuple[dict[FR, int], dict[FR, int] | None]  # copies of the ClusterQueue's and its cohort's usage
 
 
 def _clip(x: float) -> int:
     """A threshold (an int or ±inf) as nominate's C comparison takes it: within [_LO, _HI]."""
     return _LO if x <= _LO else _HI if x >= _HI else int(x)
+
+
+def _rank_of(items: tuple) -> int:
+    """An int that orders as `items` (ints) among tuples of their length whose items all lie in [-2**63, 2**63):
+    each item offset into its own 64 bits. FittingHeads compares heads' keys by it (an int comparison where a tuple's
+    goes item by item: several int comparisons); -1 for items outside, whose run compares the keys themselves
+    (HeadPlans.ranked)."""
+    r = 0
+    for x in items:
+        if not -_OFF <= x < _OFF:
+            return -1
+        r = (r << _W) | (x + _OFF)
+    return r
 
 
 def signature_term(value: Any) -> int:
@@ -71,7 +86,8 @@ class _Head:
     """One bucket's head and, per usage of its ClusterQueue, what decides its nomination."""
 
     __slots__ = ("wl", "plan", "bucket", "order", "plain", "checks", "over", "height", "fr", "v", "fit_from",
-                 "live_from", "fit_c", "live_c", "sort_tail", "fifo_tail", "key", "version", "rec_usage", "rec_snap")
+                 "live_from", "fit_c", "live_c", "sort_tail", "fifo_tail", "key", "tail_rank", "version", "rec_usage",
+                 "rec_snap")
 
     def __init__(self, wl: SimWorkload, bucket: Any, order: tuple, plain: dict[FR, int]) -> None:
         self.wl = wl
@@ -96,6 +112,8 @@ class _Head:
         self.sort_tail = (-wl.priority, wl.queue_ts, wl.seq)
         self.fifo_tail = (wl.queue_ts, wl.seq)
         self.key: tuple = ()  # its Entry's sort key when it fits (scheduler._ordered), made with its numbers
+        # _rank_of its key's tail (made once): heads' keys order as their (height, tail_rank) while HeadPlans.ranked
+        self.tail_rank: int | None = None
         self.version = -1  # the plan's usage version its numbers are for (HeadPlan.refresh)
         # where its bucket parked with a deferred quota message: the copies of its ClusterQueue's usage and its
         # cohort's (a _Record) that the message is made from (_write_message); rec_usage None: none deferred.
@@ -209,7 +227,12 @@ class HeadPlan:
                 short = _INF if cap is not None and cap < v - o else v - o
             checks.append((fr, fit, short))
         h.checks, h.over, h.height = tuple(checks), over, height
-        h.key = (height,) + (h.sort_tail if plans.priority_sorting else h.fifo_tail)
+        tail = h.sort_tail if plans.priority_sorting else h.fifo_tail
+        h.key = (height,) + tail
+        if h.tail_rank is None:
+            h.tail_rank = _rank_of(tail)
+            if h.tail_rank < 0:
+                plans.ranked = False  # for the rest of the run: ranks made before and after could not be compared
         if h.fr is not None:  # fit >= min(fit, short): parking needs no fit, over, short
             h.fit_from = checks[0][1]
             h.live_from = min(checks[0][1], checks[0][2]) if over else -_INF
@@ -450,7 +473,12 @@ class _Cohort:
         """The cohort's free quota in fr (resource_node.flat_available's room), remembered in `free` for the
         cycle; 0 for a ClusterQueue alone (its verdicts do not read it)."""
         root = self.root
-        got = free[fr] = 0 if root is None else root.subtree.get(fr, 0) - root.usage.get(fr, 0)
+        if root is None:
+            got = 0
+        else:
+            subtree, usage = root.subtree, root.usage  # dicts, typed in the twin
+            got = subtree.get(fr, 0) - usage.get(fr, 0)
+        free[fr] = got
         return got
 
     def snapshot(self, cycle: int) -> dict[FR, int] | None:
@@ -469,6 +497,7 @@ class HeadPlans:
         self.sim = sim
         self.enabled = enabled  # off: every queue is nominated by the usual path (tests compare the two)
         self.priority_sorting = sim.config.priority_sorting  # Entry.sort_key or fifo_key (a run's configuration)
+        self.ranked = True  # every head's key within _rank_of's bounds so far: FittingHeads compares their ranks
         self.cohorts: dict[str, _Cohort] = {}
         self.active: dict[str, _Cohort] = {}  # cohorts with an active plan
         self.total = 0  # the plans' part of the engine's queue signature
@@ -695,7 +724,7 @@ class HeadPlans:
                 self.total += delta
             cohort.active = keep
             if fits:
-                groups.append(FittingHeads(cohort.root, fits))
+                groups.append(FittingHeads(cohort.root, fits, self.ranked))
             if not keep:
                 del self.active[key]
         return any_head, parked, live, groups
@@ -713,10 +742,11 @@ class FittingHeads:
     it came. The first look needs only the least key among the heads that fit (its turn usually takes the
     cohort's room, and every other head loses); later looks put the heads left in key order."""
 
-    __slots__ = ("root", "heads", "lost", "key", "at", "looked", "ordered", "exact")
+    __slots__ = ("root", "heads", "lost", "key", "at", "looked", "ordered", "exact", "ranked")
 
-    def __init__(self, root: Node, heads: list[_Head]) -> None:
+    def __init__(self, root: Node, heads: list[_Head], ranked: bool) -> None:
         self.root = root
+        self.ranked = ranked  # the heads' (height, tail_rank) order as their keys (HeadPlans.ranked): compared instead
         self.heads = heads  # those that fitted at the last look (in key order once `ordered`)
         self.lost: list[_Head] = []  # those that did not: they lose their turns (`finish`)
         # the key of the next turn as of the last look (scheduler._in_turn's heap of groups): the cohort's free
@@ -767,10 +797,16 @@ class FittingHeads:
             return 0 if heads else -1
         self.looked = True
         at = -1
-        key: tuple = ()
-        for i, h in enumerate(heads):
-            if at < 0 or h.key < key:
-                at, key = i, h.key
+        least: Any = None
+        if self.ranked:  # the least (height, tail_rank): C integers, then one int comparison where heights tie
+            height = 0
+            for i, h in enumerate(heads):
+                if at < 0 or h.height < height or (h.height == height and h.tail_rank < least):
+                    at, height, least = i, h.height, h.tail_rank
+        else:
+            for i, h in enumerate(heads):
+                if at < 0 or h.key < least:
+                    at, least = i, h.key
         return at
 
     def _first_fit(self) -> int:

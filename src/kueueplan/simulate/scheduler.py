@@ -236,7 +236,8 @@ def _in_turn(sim: Simulation, ordered: list[Any], groups: list[Any], claimed: "_
     heap = [(g.key, n, -1) for n, g in enumerate(groups)]  # (key, group, the entry count it was looked at)
     for looked, item in enumerate(ordered):
         key = item[0] if type(item) is tuple else sort_key(item)
-        yield from _group_turns(groups, heap, looked, claimed, key)
+        if heap and heap[0][0] < key:  # _group_turns' own test, without a generator per entry when no turn is due
+            yield from _group_turns(groups, heap, looked, claimed, key)
         count = len(claimed)
         yield item
         if len(claimed) != count:
