@@ -39,6 +39,9 @@ def test_the_demo_platform_output_is_json_dumps_indent_2_text() -> None:
     {"quantity": 2 ** 70, "list": [1, -(2 ** 65)]},  # orjson refuses integers past 64 bits
     {"message": "team-\u00e9t\u00e9 \u0085\u009b[31m \u2028"},  # orjson would write UTF-8, C1 controls raw
     {"empty": [], "nested": {"a": {}, "b": [[], {"c": None}]}, "flag": True, "time": 1.5},
+    # lists are written a block at a time: blocks either side of one the standard library writes
+    {"events": [{"at": i, "workload": "team-\u00e9" if i == 2500 else "a"} for i in range(4500)], "last": {}},
+    {}, {"events": [{"at": 1}]},
 ])
 def test_what_orjson_would_write_otherwise_is_the_standard_librarys_text(value: dict) -> None:
     text = dumps(value)
