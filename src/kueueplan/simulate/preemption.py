@@ -610,20 +610,11 @@ class _Level:
         self._walks: dict[bool, tuple[list[tuple[_Candidate, str]], int, dict[str, int]]] = {}
 
     def __iter__(self) -> Iterator[_Candidate]:
-        got = self.got
-        i = 0
-        while True:
-            if i == len(got):
-                c = next(self._source, None)
-                if c is None:
-                    return
-                got.append(c)
-            yield got[i]
-            i += 1
+        return self.others(None)  # a holder's queue is never None: every candidate
 
-    def others(self, own: str) -> Iterator[_Candidate]:
-        """The candidates of queues other than `own`, in order: __iter__ with the filter inside (one generator
-        less per candidate on the pass's path)."""
+    def others(self, own: str | None) -> Iterator[_Candidate]:
+        """The candidates of queues other than `own`, in order, pulled as far as the caller reads (the filter
+        inside: one generator less per candidate on the pass's path than filtering the level's iterator)."""
         got = self.got
         i = 0
         while True:
