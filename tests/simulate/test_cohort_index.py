@@ -298,3 +298,16 @@ def _check_searches_see_one_index(data: dict[str, Any]) -> tuple[int, int]:
     finally:
         preemption.Preemptor.__init__ = original  # type: ignore[method-assign]
     return again["n"], changes["n"]
+
+
+def test_reserved_later_or_same_is_reserve_orders_comparison() -> None:
+    """The cohort index's in-order check compares reservation order without building tuples: the same answers as
+    comparing preemption.reserve_order, unset reservation times (None) included."""
+    from types import SimpleNamespace
+
+    from kueueplan.simulate.preemption import reserve_order, reserved_later_or_same
+
+    stamps = [SimpleNamespace(reserved_at=at, reserve_seq=seq) for at in (None, 0, 5, 7) for seq in (0, 1, 2)]
+    for a in stamps:
+        for b in stamps:
+            assert reserved_later_or_same(a, b) == (reserve_order(a) >= reserve_order(b))

@@ -22,7 +22,7 @@ import dataclasses
 from typing import Any
 
 from kueueplan.simulate.flavorassigner import Assignment
-from kueueplan.simulate.preemption import reserve_order
+from kueueplan.simulate.preemption import reserve_order, reserved_later_or_same
 from kueueplan.simulate.resource_node import FR, Node
 from kueueplan.simulate.scenario import NEVER
 from kueueplan.simulate.workload import (ADMITTED, DEACTIVATED, PENDING, QUOTA_RESERVED, SimWorkload)
@@ -188,7 +188,7 @@ class WorkloadController:
             if sign > 0:
                 if group is None:
                     group = groups[prio] = {}
-                elif _later_or_same(next(reversed(group)), wl):
+                elif reserved_later_or_same(next(reversed(group)), wl):
                     self._cohort_index = (None, None, {}, {})  # out of order: rebuild rather than insert
                     return
                 group[wl] = None
@@ -360,12 +360,6 @@ class WorkloadController:
                 self._rehash_holder(wl, True)
             if queued:
                 self._place(wl)
-
-
-def _later_or_same(last: SimWorkload, wl: SimWorkload) -> bool:
-    """reserve_order(last) >= reserve_order(wl), without building the two tuples (once per admission)."""
-    at, wl_at = last.reserved_at or 0, wl.reserved_at or 0
-    return at > wl_at or at == wl_at and last.reserve_seq >= wl.reserve_seq
 
 
 __all__ = ["WorkloadController", "PODS_READY_TIMEOUT", "ADMISSION_CHECK", "REQUEUING_LIMIT_EXCEEDED",

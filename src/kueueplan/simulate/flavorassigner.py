@@ -17,7 +17,8 @@ from typing import Callable, Mapping
 from kueueplan.kube.objects import ClusterQueue, Requirement, ResourceFlavor, ResourceGroup, TRY_NEXT_FLAVOR
 from kueueplan.kube.podsets import PodSet
 from kueueplan.kube.quantity import format_resource_value
-from kueueplan.simulate.resource_node import FR, Node, find_height_of_lowest_subtree_that_fits, flat_available
+from kueueplan.simulate.resource_node import (FR, Node, find_height_of_lowest_subtree_that_fits, flat_available,
+                                               flat_height)
 from kueueplan.simulate.workload import LastAssignment
 
 # preemption modes, worst to best (flavorassigner.go preemptionMode)
@@ -364,11 +365,9 @@ def _flat_potential(node: Node, fr: FR) -> int:
 def _flat_fit(node: Node, fr: FR, val: int) -> tuple[int, bool, int]:
     """find_height_of_lowest_subtree_that_fits and Node.cq_available of a ClusterQueue alone or in a flat
     cohort, in O(1): the height is 0 within nominal quota or alone, else the root's (whole tree)."""
-    root = node.parent
-    if root is None or node.usage.get(fr, 0) + val <= node.subtree.get(fr, 0):
-        borrow, may_reclaim = 0, root is not None
-    else:
-        borrow, may_reclaim = root.height, False
+    borrow = flat_height(node, fr, node.usage.get(fr, 0) + val)
+    # within nominal in a cohort (a root's height is at least 1): a smaller subtree than the whole tree fits
+    may_reclaim = borrow == 0 and node.parent is not None
     available = flat_available(node, fr)
     return borrow, may_reclaim, available if available > 0 else 0
 

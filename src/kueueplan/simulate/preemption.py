@@ -18,7 +18,7 @@ from typing import Iterable, Iterator, Protocol
 
 from kueueplan.kube.objects import ClusterQueue, LOWER_OR_NEWER_EQUAL_PRIORITY, LOWER_PRIORITY, ANY, NEVER
 from kueueplan.simulate.resource_node import (FR, Node, QuotaTree, find_height_of_lowest_subtree_that_fits,
-                                              flat_available)
+                                              flat_available, flat_height)
 from kueueplan.simulate.flavorassigner import NO_CANDIDATES, PREEMPT, RECLAIM
 from kueueplan.simulate.workload import SimWorkload
 
@@ -74,6 +74,12 @@ def other_queue_order(wl: SimWorkload) -> tuple:
 def reserve_order(wl: SimWorkload) -> tuple[int, int]:
     """The order of reservation: among holders of one priority, other_queue_order is its reverse."""
     return (wl.reserved_at or 0, wl.reserve_seq)
+
+
+def reserved_later_or_same(a: SimWorkload, b: SimWorkload) -> bool:
+    """reserve_order(a) >= reserve_order(b), without building the two tuples (once per admission)."""
+    at, b_at = a.reserved_at or 0, b.reserved_at or 0
+    return at > b_at or at == b_at and a.reserve_seq >= b.reserve_seq
 
 
 def satisfies_policy(preemptor: SimWorkload, candidate: SimWorkload, policy: str) -> bool:
@@ -736,14 +742,11 @@ def _possibility_on_tree(state: State, node: Node, fr: FR, quantity: int, target
 
 def _flat_possibility(node: Node, fr: FR, quantity: int, targets: list[Target]) -> tuple[int, int]:
     """_possibility_on_tree for a ClusterQueue alone or in a flat cohort, without trial removals: the height
-    is 0 alone; in the cohort (no lending limits) the root's, unless the request fits the queue's nominal quota
-    once its own targets are gone (find_height_of_lowest_subtree_that_fits)."""
+    (flat_height) of the request on the queue's usage once its own targets are gone."""
     own = False
     used = node.usage.get(fr, 0)
     for t in targets:
         if t.workload.cluster_queue == node.name:
             own = True
             used -= t.workload.usage.get(fr, 0)
-    root = node.parent
-    borrow = 0 if root is None or used + quantity <= node.subtree.get(fr, 0) else root.height
-    return (PREEMPT if own else RECLAIM), borrow
+    return (PREEMPT if own else RECLAIM), flat_height(node, fr, used + quantity)

@@ -208,13 +208,7 @@ class ClusterQueueQueue:
             self.plan.materialize()
         self._touch()
         if bulk:
-            h = wl.equivalence_hash()
-            bucket = self.buckets.get(h)
-            if bucket is None:
-                bucket = self.buckets[h] = _Bucket()
-            self._token += 1
-            self.members[wl.key] = (h, self._token)
-            heapq.heappush(bucket.heap, (_order(wl), self._token, wl))
+            bucket = self._add(wl)
             if not bucket.parked:
                 self.parked_buckets += 1
             bucket.parked = True

@@ -188,6 +188,13 @@ def flat_available(node: Node, fr: FR) -> int:
     return room
 
 
+def flat_height(node: Node, fr: FR, used: int) -> int:
+    """find_height_of_lowest_subtree_that_fits of a ClusterQueue alone or in a flat cohort, in O(1), where its
+    usage with the request would be `used`: 0 within nominal quota or alone, else the root's (the whole tree)."""
+    root = node.parent
+    return 0 if root is None or used <= node.subtree.get(fr, 0) else root.height
+
+
 def find_height_of_lowest_subtree_that_fits(cq: Node, fr: FR, val: int) -> tuple[int, bool]:
     """Borrowing level (semantics §2.4) and whether a smaller subtree than the whole tree fits."""
     if not cq.borrowing_with(fr, val) or cq.parent is None:

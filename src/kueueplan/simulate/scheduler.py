@@ -22,7 +22,7 @@ from kueueplan.simulate.entry import (Entry, FAILED_AFTER_NOMINATION, GENERIC, N
                                       NO_FIT, PENDING_PREEMPTION, WAITING_FOR_PODS_READY)
 from kueueplan.simulate.flavorassigner import (Assignment, FlavorAssigner, MODE_FIT, MODE_NO_FIT, MODE_PREEMPT,
                                                fitting_assignment, quota_message, single_flavor_usage)
-from kueueplan.simulate.resource_node import FR, Node, flat_available
+from kueueplan.simulate.resource_node import FR, Node, flat_available, flat_height
 from kueueplan.simulate.workload import LastAssignment, SimWorkload
 
 def make_assigner(sim: Simulation, wl: SimWorkload, cq_name: str) -> FlavorAssigner:
@@ -334,13 +334,11 @@ def _fit_height(sim: Simulation, cq_name: str, usage: dict[FR, int]) -> int | No
     does not fit: 0 within nominal or without a cohort, else the flat root's (find_height_of_lowest_subtree_
     that_fits for such a queue)."""
     node = sim.tree.cqs[cq_name]
-    root = node.parent
     borrowing = 0
     for fr, v in usage.items():
         if v > flat_available(node, fr) and v > 0:
             return None
-        if root is not None and node.usage.get(fr, 0) + v > node.subtree.get(fr, 0):
-            borrowing = root.height
+        borrowing = max(borrowing, flat_height(node, fr, node.usage.get(fr, 0) + v))
     return borrowing
 
 
